@@ -1,0 +1,90 @@
+//! The `bao` command line: one thin file per subcommand.
+
+use clap::{Parser, Subcommand};
+
+pub mod analyze;
+pub mod bench;
+pub mod doctor;
+pub mod engine;
+pub mod eval;
+pub mod learn;
+pub mod play;
+pub mod replay;
+pub mod rules;
+pub mod selfplay;
+pub mod serve;
+pub mod train;
+
+/// bao-zero: train, evaluate and play neural Bao players.
+#[derive(Debug, Parser)]
+#[command(name = "bao", version, about, propagate_version = true)]
+pub struct Cli {
+    /// More log output (-v info, -vv debug, -vvv trace). `RUST_LOG` also works.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print versions, libtorch and CUDA status, and thread settings.
+    Doctor(doctor::Args),
+    /// Rules tools: list moves of positions, apply moves, play random games.
+    Rules(rules::Args),
+    /// Benchmarks: rules, network, search, players.
+    Bench(bench::Args),
+    /// Generate self-play training data with a network.
+    Selfplay(selfplay::Args),
+    /// Train a network on sample shards.
+    Learn(learn::Args),
+    /// Run the whole AlphaZero loop from a config.
+    Train(train::Args),
+    /// Play a tournament between players and report Elo.
+    Eval(eval::Args),
+    /// Play a game against a player in the terminal.
+    Play(play::Args),
+    /// Speak the line-based engine protocol on stdin/stdout.
+    Engine(engine::Args),
+    /// Analyse a position with a network and search.
+    Analyze(analyze::Args),
+    /// Step through a saved game record.
+    Replay(replay::Args),
+    /// Serve a web page to play in the browser.
+    Serve(serve::Args),
+}
+
+pub fn run(command: Command) -> anyhow::Result<()> {
+    match command {
+        Command::Doctor(a) => doctor::run(a),
+        Command::Rules(a) => rules::run(a),
+        Command::Bench(a) => bench::run(a),
+        Command::Selfplay(a) => selfplay::run(a),
+        Command::Learn(a) => learn::run(a),
+        Command::Train(a) => train::run(a),
+        Command::Eval(a) => eval::run(a),
+        Command::Play(a) => play::run(a),
+        Command::Engine(a) => engine::run(a),
+        Command::Analyze(a) => analyze::run(a),
+        Command::Replay(a) => replay::run(a),
+        Command::Serve(a) => serve::run(a),
+    }
+}
+
+/// Logs go to stderr through `tracing`; `-v` raises the level, `RUST_LOG` overrides it.
+pub fn init_logging(verbose: u8) {
+    let level = match verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+}
+
+/// The error of a subcommand that a later issue will provide.
+pub(crate) fn not_yet(what: &str) -> anyhow::Result<()> {
+    anyhow::bail!("`bao {what}` is not yet available in this version")
+}

@@ -1,0 +1,1 @@
+//! Files: training-sample shards, game records, model checkpoints.

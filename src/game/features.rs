@@ -1,0 +1,87 @@
+//! Network input features: the contract between the rules core and the network.
+//!
+//! A position is encoded from the **side to move's** point of view as `PLANES` planes of a
+//! 4 x 8 board, plane-major (`out[plane * 32 + row * 8 + col]`). Rows, top to bottom:
+//!
+//! | row | holes                          | columns                              |
+//! |-----|--------------------------------|--------------------------------------|
+//! | 0   | opponent back row              | opponent hole `m` at column `8 - m`  |
+//! | 1   | opponent front row             | opponent hole `m` at column `8 - m`  |
+//! | 2   | own front row                  | own hole `n` at column `n - 1`       |
+//! | 3   | own back row                   | own hole `n` at column `n - 1`       |
+//!
+//! so facing holes share a column and the board looks as the mover sees it from their seat.
+//!
+//! | plane | meaning                                                         |
+//! |-------|-----------------------------------------------------------------|
+//! | 0     | seeds in the hole / 16                                          |
+//! | 1..=7 | one-hot seed count: 0, 1, 2, 3, 4..=7, 8..=15, 16 or more       |
+//! | 8     | 1 on each owned nyumba (own and opponent's, R8)                 |
+//! | 9     | 1 on the side to move's takasia'd hole (R9)                     |
+//! | 10    | own seeds in hand / 22, broadcast                               |
+//! | 11    | opponent's seeds in hand / 22, broadcast                        |
+//! | 12    | 1 everywhere when the side to move is in the namua stage        |
+//! | 13    | 1 everywhere when the opponent is in the namua stage            |
+//! | 14    | 1 everywhere (lets convolutions see the board edge)             |
+//!
+//! Any change to this table must bump [`ENCODING_VERSION`], which checkpoints record.
+
+use super::position::{Position, NYUMBA};
+
+pub const ROWS: usize = 4;
+pub const COLS: usize = 8;
+pub const CELLS: usize = ROWS * COLS;
+pub const PLANES: usize = 15;
+/// Floats per encoded position.
+pub const FEATURES: usize = PLANES * CELLS;
+/// Version of the table above; stored in checkpoints so old networks are refused.
+pub const ENCODING_VERSION: u32 = 1;
+
+/// Board cell (row * 8 + col) of ring index `ring`, for the mover (`own`) or the opponent.
+#[inline]
+pub const fn cell(own: bool, ring: usize) -> usize {
+    match (own, ring < 8) {
+        (true, true) => 2 * COLS + ring,
+        (true, false) => 3 * COLS + (15 - ring),
+        (false, true) => COLS + (7 - ring),
+        (false, false) => ring - 8,
+    }
+}
+
+fn count_plane(c: u8) -> usize {
+    match c {
+        0..=3 => 1 + c as usize,
+        4..=7 => 5,
+        8..=15 => 6,
+        _ => 7,
+    }
+}
+
+/// Writes the features of `pos` into `out` (exactly `FEATURES` floats, every one written).
+pub fn encode(pos: &Position, out: &mut [f32]) {
+    assert_eq!(out.len(), FEATURES, "feature buffer must hold FEATURES floats");
+    out.fill(0.0);
+    let me = pos.to_move.index();
+    for (own, side) in [(true, me), (false, 1 - me)] {
+        for ring in 0..16 {
+            let c = pos.holes[side][ring];
+            let at = cell(own, ring);
+            out[at] = c as f32 / 16.0;
+            out[count_plane(c) * CELLS + at] = 1.0;
+        }
+        if pos.nyumba[side] {
+            out[8 * CELLS + cell(own, NYUMBA)] = 1.0;
+        }
+    }
+    if let Some(r) = pos.takasia {
+        out[9 * CELLS + cell(true, r as usize)] = 1.0;
+    }
+    let broadcast = |out: &mut [f32], plane: usize, v: f32| {
+        out[plane * CELLS..(plane + 1) * CELLS].fill(v);
+    };
+    broadcast(out, 10, pos.hand[me] as f32 / 22.0);
+    broadcast(out, 11, pos.hand[1 - me] as f32 / 22.0);
+    broadcast(out, 12, (pos.hand[me] > 0) as u8 as f32);
+    broadcast(out, 13, (pos.hand[1 - me] > 0) as u8 as f32);
+    broadcast(out, 14, 1.0);
+}

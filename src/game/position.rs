@@ -1,0 +1,140 @@
+//! The position type: everything the rules need to know about a game in progress.
+
+use super::types::{Hole, Side, Variant};
+
+/// A game position (R1, R2, R13). Compact and `Copy`: 40 bytes, no heap.
+///
+/// Holes are stored per side on that side's sowing ring (see [`Hole`]), so the same code
+/// sows for both players and "the side to move's point of view" is just an index swap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Position {
+    pub(crate) variant: Variant,
+    pub(crate) to_move: Side,
+    /// `holes[side][ring]`: seed counts.
+    pub(crate) holes: [[u8; 16]; 2],
+    /// Seeds in hand (namua stage while > 0). Always 0 in `kujifunza`.
+    pub(crate) hand: [u8; 2],
+    /// Whether each side's nyumba is still owned (R8). Always false in `kujifunza`.
+    pub(crate) nyumba: [bool; 2],
+    /// The side to move's takasia'd front hole (R9), as a ring index 0..8.
+    pub(crate) takasia: Option<u8>,
+}
+
+/// The stage of the side to move: namua while they hold seeds in hand (R7), mtaji after (R6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Stage {
+    Namua,
+    Mtaji,
+}
+
+/// Ring index of the nyumba, front hole 5 (R1).
+pub const NYUMBA: usize = 4;
+/// Total seeds of every game (R1).
+pub const TOTAL_SEEDS: u32 = 64;
+
+/// The opponent's front ring index facing front ring index `r` (R1: `An` faces `a(9-n)`).
+#[inline]
+pub const fn facing(r: usize) -> usize {
+    7 - r
+}
+
+impl Position {
+    /// The start position of a variant (R2).
+    pub fn start(variant: Variant) -> Position {
+        let mut holes = [[0u8; 16]; 2];
+        let (hand, nyumba) = match variant {
+            Variant::Kujifunza => {
+                holes = [[2; 16]; 2];
+                ([0, 0], [false, false])
+            }
+            Variant::Kiswahili => {
+                for side in &mut holes {
+                    side[NYUMBA] = 6;
+                    side[5] = 2;
+                    side[6] = 2;
+                }
+                ([22, 22], [true, true])
+            }
+        };
+        Position { variant, to_move: Side::South, holes, hand, nyumba, takasia: None }
+    }
+
+    #[inline]
+    pub fn variant(&self) -> Variant {
+        self.variant
+    }
+    #[inline]
+    pub fn to_move(&self) -> Side {
+        self.to_move
+    }
+    /// Seeds in one hole.
+    #[inline]
+    pub fn seeds(&self, side: Side, hole: Hole) -> u8 {
+        self.holes[side.index()][hole.ring()]
+    }
+    /// A side's 16 holes in ring order (front `A1..A8`, then back `B8..B1`).
+    #[inline]
+    pub fn ring(&self, side: Side) -> &[u8; 16] {
+        &self.holes[side.index()]
+    }
+    /// A side's front row, hole 1 first.
+    pub fn front(&self, side: Side) -> [u8; 8] {
+        let mut row = [0; 8];
+        row.copy_from_slice(&self.holes[side.index()][..8]);
+        row
+    }
+    /// A side's back row, hole 1 first.
+    pub fn back(&self, side: Side) -> [u8; 8] {
+        let ring = &self.holes[side.index()];
+        std::array::from_fn(|i| ring[15 - i])
+    }
+    #[inline]
+    pub fn hand(&self, side: Side) -> u8 {
+        self.hand[side.index()]
+    }
+    #[inline]
+    pub fn nyumba_owned(&self, side: Side) -> bool {
+        self.nyumba[side.index()]
+    }
+    /// The side to move's takasia'd hole, if any (R9).
+    #[inline]
+    pub fn takasia(&self) -> Option<Hole> {
+        self.takasia.and_then(|r| Hole::from_ring(r as usize))
+    }
+    /// The stage of the side to move.
+    #[inline]
+    pub fn stage(&self) -> Stage {
+        if self.hand[self.to_move.index()] > 0 {
+            Stage::Namua
+        } else {
+            Stage::Mtaji
+        }
+    }
+    /// Seeds on the board plus seeds in hand; 64 in every game in progress (R13).
+    pub fn total_seeds(&self) -> u32 {
+        let board: u32 = self.holes.iter().flatten().map(|&c| c as u32).sum();
+        board + self.hand[0] as u32 + self.hand[1] as u32
+    }
+
+    /// A 64-bit hash of the whole position (for caches and transposition tables).
+    pub fn hash64(&self) -> u64 {
+        // Eight rounds of a 64-bit multiply-xorshift mix over the packed bytes: fast, and good
+        // enough that distinct positions practically never collide in a cache of millions.
+        let mut bytes = [0u8; 40];
+        bytes[..16].copy_from_slice(&self.holes[0]);
+        bytes[16..32].copy_from_slice(&self.holes[1]);
+        bytes[32] = self.hand[0];
+        bytes[33] = self.hand[1];
+        bytes[34] = self.nyumba[0] as u8 | (self.nyumba[1] as u8) << 1;
+        bytes[35] = self.takasia.map_or(0xff, |r| r);
+        bytes[36] = self.to_move as u8;
+        bytes[37] = self.variant as u8;
+        let mut h: u64 = 0x9e37_79b9_7f4a_7c15;
+        for chunk in bytes.chunks_exact(8) {
+            let word = u64::from_le_bytes(chunk.try_into().expect("8-byte chunk"));
+            h = (h ^ word).wrapping_mul(0xff51_afd7_ed55_8ccd);
+            h ^= h >> 33;
+        }
+        h
+    }
+}

@@ -1,0 +1,1 @@
+//! The policy/value network on libtorch (`tch`).

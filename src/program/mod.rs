@@ -1,0 +1,1 @@
+//! Programs built from the parts: self-play, training, players, tournaments.

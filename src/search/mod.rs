@@ -1,0 +1,5 @@
+//! Search: Monte Carlo tree search guided by an [`Evaluator`].
+
+pub mod evaluator;
+
+pub use evaluator::{Evaluator, UniformEvaluator};
