@@ -2,8 +2,8 @@
 # Installs what bao-zero needs to build, once, into the checkout:
 #   .venv/  a virtualenv holding PyTorch 2.13.0 (the libtorch that tch 0.26 links against).
 # Safe to run again: when torch 2.13.0 is already there it returns in about a second.
-# Source it (`. scripts/setup.sh`) to also get the build environment exported.
-set -euo pipefail
+# Source it (`. scripts/setup.sh`) to also get the build environment exported; sourcing
+# leaves the caller's shell options alone.
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${BAO_VENV:-$ROOT/.venv}"
 TORCH_VERSION="2.13.0"
@@ -15,12 +15,14 @@ sys.exit(0 if m.version("torch").split("+")[0] == sys.argv[1] else 1)
 PY
 }
 
-if ! have_torch; then
+if ! have_torch; then (
+    set -euo pipefail
     echo "setup: installing torch==$TORCH_VERSION into $VENV (first run: about 4.7 GB, a few minutes)" >&2
     command -v python3 >/dev/null || { echo "setup: python3 is required" >&2; exit 1; }
     [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
     "$VENV/bin/pip" install --quiet --disable-pip-version-check "torch==$TORCH_VERSION"
     have_torch || { echo "setup: torch $TORCH_VERSION did not install into $VENV" >&2; exit 1; }
+) || { echo "setup: failed" >&2; return 1 2>/dev/null || exit 1; }
 fi
 
 # What the build needs: torch-sys finds libtorch through the venv's python.

@@ -16,5 +16,5 @@ mod types;
 
 pub use action::{mirror_action, ACTIONS};
 pub use movegen::{After, IllegalMove, LegalMove, MoveList};
-pub use position::{facing, Position, Stage, NYUMBA, TOTAL_SEEDS};
+pub use position::{facing, Position, Stage, NYUMBA, PACKED_LEN, TOTAL_SEEDS};
 pub use types::{Dir, Hole, Move, MoveKind, Outcome, Side, Variant, WinReason};

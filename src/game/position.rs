@@ -121,14 +121,7 @@ impl Position {
         // Eight rounds of a 64-bit multiply-xorshift mix over the packed bytes: fast, and good
         // enough that distinct positions practically never collide in a cache of millions.
         let mut bytes = [0u8; 40];
-        bytes[..16].copy_from_slice(&self.holes[0]);
-        bytes[16..32].copy_from_slice(&self.holes[1]);
-        bytes[32] = self.hand[0];
-        bytes[33] = self.hand[1];
-        bytes[34] = self.nyumba[0] as u8 | (self.nyumba[1] as u8) << 1;
-        bytes[35] = self.takasia.map_or(0xff, |r| r);
-        bytes[36] = self.to_move as u8;
-        bytes[37] = self.variant as u8;
+        bytes[..PACKED_LEN].copy_from_slice(&self.to_bytes());
         let mut h: u64 = 0x9e37_79b9_7f4a_7c15;
         for chunk in bytes.chunks_exact(8) {
             let word = u64::from_le_bytes(chunk.try_into().expect("8-byte chunk"));
@@ -136,5 +129,49 @@ impl Position {
             h ^= h >> 33;
         }
         h
+    }
+}
+
+/// Bytes of [`Position::to_bytes`].
+pub const PACKED_LEN: usize = 38;
+
+impl Position {
+    /// A compact, stable byte form (for sample shards): 16 + 16 ring counts (South, North),
+    /// hands, nyumba bits, takasia ring (255 = none), side to move, variant.
+    pub fn to_bytes(&self) -> [u8; PACKED_LEN] {
+        let mut b = [0u8; PACKED_LEN];
+        b[..16].copy_from_slice(&self.holes[0]);
+        b[16..32].copy_from_slice(&self.holes[1]);
+        b[32] = self.hand[0];
+        b[33] = self.hand[1];
+        b[34] = self.nyumba[0] as u8 | (self.nyumba[1] as u8) << 1;
+        b[35] = self.takasia.unwrap_or(255);
+        b[36] = self.to_move as u8;
+        b[37] = self.variant as u8;
+        b
+    }
+
+    /// Inverse of [`Position::to_bytes`]; `None` for bytes no position produces.
+    pub fn from_bytes(b: &[u8]) -> Option<Position> {
+        if b.len() != PACKED_LEN || b[34] > 3 || b[36] > 1 || b[37] > 1 {
+            return None;
+        }
+        let takasia = match b[35] {
+            255 => None,
+            r if r < 8 => Some(r),
+            _ => return None,
+        };
+        let mut holes = [[0u8; 16]; 2];
+        holes[0].copy_from_slice(&b[..16]);
+        holes[1].copy_from_slice(&b[16..32]);
+        let pos = Position {
+            variant: if b[37] == 0 { Variant::Kiswahili } else { Variant::Kujifunza },
+            to_move: if b[36] == 0 { Side::South } else { Side::North },
+            holes,
+            hand: [b[32], b[33]],
+            nyumba: [b[34] & 1 != 0, b[34] & 2 != 0],
+            takasia,
+        };
+        (pos.total_seeds() <= TOTAL_SEEDS).then_some(pos)
     }
 }
