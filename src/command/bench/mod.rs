@@ -1,8 +1,24 @@
-//! `bao bench ...`: throughput figures, printed.
+//! `bao bench ...`: throughput figures, printed. One file per benchmark.
+
+use clap::Subcommand;
+
+pub mod rules;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    #[command(subcommand)]
+    pub what: Bench,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    super::not_yet("bench")
+#[derive(Debug, Subcommand)]
+pub enum Bench {
+    /// Rules throughput: random playouts (moves/s, games/s) on one thread and all cores, and
+    /// batched feature encoding.
+    Rules(rules::Args),
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    match args.what {
+        Bench::Rules(a) => rules::run(a),
+    }
 }
