@@ -11,6 +11,7 @@ use crate::search::Evaluator;
 
 /// A [`Network`] judging batches for search: evaluation mode (batch norm on running
 /// statistics), no gradients, one forward pass per batch, results copied off the device once.
+#[derive(Debug)]
 pub struct NetEvaluator {
     net: Network,
 }

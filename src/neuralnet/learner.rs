@@ -131,6 +131,16 @@ pub struct Learner {
     learning_rate: f64,
 }
 
+impl std::fmt::Debug for Learner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Learner")
+            .field("net", &self.net)
+            .field("config", &self.config)
+            .field("learning_rate", &self.learning_rate)
+            .finish()
+    }
+}
+
 impl Learner {
     /// Starts training `net` with fresh optimizer state. The step counter continues from the
     /// network's lineage.

@@ -68,6 +68,11 @@ impl Network {
         self.lineage = lineage;
     }
 
+    /// Stops tracking gradients for all weights (inference-only copies, tracing).
+    pub fn freeze(&mut self) {
+        self.vs.freeze();
+    }
+
     pub(crate) fn lineage_mut(&mut self) -> &mut Lineage {
         &mut self.lineage
     }
