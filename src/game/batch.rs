@@ -3,9 +3,9 @@
 use rayon::prelude::*;
 
 use super::features::FEATURES;
-use super::movegen::MoveList;
+use super::movegen::{After, MoveList};
 use super::position::Position;
-use super::types::{Outcome, Variant};
+use super::types::{Outcome, Variant, WinReason};
 
 /// One game of a batch, with its legal moves cached.
 #[derive(Clone, Debug)]
@@ -20,14 +20,17 @@ pub struct BatchGame {
 pub enum Step {
     /// The game goes on.
     Continues,
-    /// The game ended (and was restarted from the start position); `plies` it lasted.
-    Finished { outcome: Outcome, plies: u32 },
+    /// The game ended (and was restarted from the start position) after `plies` plies;
+    /// `outcome` is `None` when it hit the ply cap unfinished (R10).
+    Finished { outcome: Option<Outcome>, plies: u32 },
 }
 
 /// Many games stepped together (see module docs).
 pub struct GameBatch {
     variant: Variant,
     games: Vec<BatchGame>,
+    max_plies: Option<u32>,
+    start: BatchGame,
 }
 
 /// Games per rayon task: big enough that scheduling costs little next to move generation.
@@ -35,9 +38,15 @@ const CHUNK: usize = 64;
 
 impl GameBatch {
     pub fn new(variant: Variant, n: usize) -> GameBatch {
-        let start = Position::start(variant);
-        let moves = start.legal_moves();
-        GameBatch { variant, games: vec![BatchGame { position: start, moves, plies: 0 }; n] }
+        let position = Position::start(variant);
+        let start = BatchGame { position, moves: position.legal_moves(), plies: 0 };
+        GameBatch { variant, games: vec![start.clone(); n], max_plies: None, start }
+    }
+
+    /// Games longer than this many plies end unfinished (R10 adjudication).
+    pub fn with_max_plies(mut self, max_plies: u32) -> GameBatch {
+        self.max_plies = Some(max_plies);
+        self
     }
     pub fn variant(&self) -> Variant {
         self.variant
@@ -68,8 +77,51 @@ impl GameBatch {
             });
     }
 
-    /// Plays one action per game (it must be legal there), restarting finished games.
+    /// Plays one action per game, restarting finished games. Panics if an action is not
+    /// legal in its game: callers choose actions from the masks [`GameBatch::encode`] wrote.
     pub fn step(&mut self, actions: &[usize]) -> Vec<Step> {
-        todo!("{actions:?}")
+        assert_eq!(actions.len(), self.games.len(), "one action per game");
+        let mut steps = vec![Step::Continues; self.games.len()];
+        let (start, max_plies) = (&self.start, self.max_plies);
+        self.games
+            .par_chunks_mut(CHUNK)
+            .zip(actions.par_chunks(CHUNK))
+            .zip(steps.par_chunks_mut(CHUNK))
+            .for_each(|((games, acts), out)| {
+                for ((g, &a), o) in games.iter_mut().zip(acts).zip(out) {
+                    *o = g.advance(a, max_plies);
+                    if *o != Step::Continues {
+                        *g = start.clone();
+                    }
+                }
+            });
+        steps
+    }
+}
+
+impl BatchGame {
+    /// Plays `action`, keeping the move list of the new position cached.
+    fn advance(&mut self, action: usize, max_plies: Option<u32>) -> Step {
+        let lm = match self.moves.by_action(action) {
+            Some(lm) => *lm,
+            None => panic!("action {action} is not legal in game position {}", self.position.to_json()),
+        };
+        self.plies += 1;
+        let plies = self.plies;
+        match lm.after {
+            After::Won(outcome) => Step::Finished { outcome: Some(outcome), plies },
+            After::Position(next) => {
+                self.position = next;
+                self.moves = next.legal_moves();
+                if self.moves.is_empty() {
+                    let winner = next.to_move().opponent();
+                    Step::Finished { outcome: Some(Outcome { winner, reason: WinReason::NoMove }), plies }
+                } else if max_plies.is_some_and(|m| plies >= m) {
+                    Step::Finished { outcome: None, plies }
+                } else {
+                    Step::Continues
+                }
+            }
+        }
     }
 }

@@ -2,9 +2,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::position::Position;
+use super::notation::parse_hole;
+use super::position::{Position, TOTAL_SEEDS};
+use super::types::{Side, Variant};
 
-/// One side of an R13 state.
+/// One side of an R13 state. Counts are signed so that a negative count is reported as
+/// such rather than as a type error.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SideJson {
@@ -32,19 +35,87 @@ pub struct StateJson {
 #[error("invalid state: {0}")]
 pub struct StateError(pub String);
 
+fn err<T>(msg: impl Into<String>) -> Result<T, StateError> {
+    Err(StateError(msg.into()))
+}
+
 impl Position {
     /// Parses an R13 JSON state, rejecting anything that breaks its rules.
     pub fn from_json(text: &str) -> Result<Position, StateError> {
-        todo!("{text}")
+        let state: StateJson =
+            serde_json::from_str(text).map_err(|e| StateError(format!("not an R13 state: {e}")))?;
+        Position::from_state_json(&state)
     }
+
     /// Validates and converts a parsed R13 state.
     pub fn from_state_json(state: &StateJson) -> Result<Position, StateError> {
-        todo!("{state:?}")
+        let variant: Variant = state.variant.parse().map_err(StateError)?;
+        let to_move = match Side::from_letter(&state.to_move) {
+            Some(s) => s,
+            None => return err(format!("to_move must be \"S\" or \"N\", not {:?}", state.to_move)),
+        };
+        let mut pos = Position::start(variant);
+        pos.to_move = to_move;
+        for (side, js) in [(Side::South, &state.south), (Side::North, &state.north)] {
+            let i = side.index();
+            for (row, values) in [("front", &js.front), ("back", &js.back)] {
+                if values.len() != 8 {
+                    return err(format!("{side}.{row} has {} holes, expected 8", values.len()));
+                }
+                for (k, &v) in values.iter().enumerate() {
+                    if !(0..=TOTAL_SEEDS as i64).contains(&v) {
+                        return err(format!("{side}.{row}[{k}] = {v}: counts must be 0..=64"));
+                    }
+                    let ring = if row == "front" { k } else { 15 - k };
+                    pos.holes[i][ring] = v as u8;
+                }
+            }
+            if !(0..=TOTAL_SEEDS as i64).contains(&js.hand) {
+                return err(format!("{side}.hand = {}: must be 0..=64", js.hand));
+            }
+            pos.hand[i] = js.hand as u8;
+            pos.nyumba[i] = js.nyumba;
+            if variant == Variant::Kujifunza && (js.hand != 0 || js.nyumba) {
+                return err(format!("{side}: kujifunza has no seeds in hand and no nyumba"));
+            }
+        }
+        let total = pos.total_seeds();
+        if total != TOTAL_SEEDS {
+            return err(format!("the state holds {total} seeds, a game holds exactly 64"));
+        }
+        pos.takasia = match &state.takasia {
+            None => None,
+            Some(name) => {
+                let (owner, hole) = parse_hole(name).map_err(|e| StateError(format!("takasia: {e}")))?;
+                if owner != to_move || !hole.is_front() {
+                    return err(format!("takasia {name} is not a front hole of the side to move ({to_move})"));
+                }
+                if variant == Variant::Kujifunza {
+                    return err("kujifunza has no takasia");
+                }
+                Some(hole.ring() as u8)
+            }
+        };
+        Ok(pos)
     }
+
     /// This position as an R13 state.
     pub fn to_state_json(&self) -> StateJson {
-        todo!()
+        let side = |s: Side| SideJson {
+            front: self.front(s).iter().map(|&c| c as i64).collect(),
+            back: self.back(s).iter().map(|&c| c as i64).collect(),
+            hand: self.hand(s) as i64,
+            nyumba: self.nyumba_owned(s),
+        };
+        StateJson {
+            variant: self.variant.name().to_string(),
+            to_move: self.to_move.letter().to_string(),
+            south: side(Side::South),
+            north: side(Side::North),
+            takasia: self.takasia().map(|h| h.name(self.to_move)),
+        }
     }
+
     /// This position as one line of R13 JSON.
     pub fn to_json(&self) -> String {
         serde_json::to_string(&self.to_state_json()).expect("state serializes")

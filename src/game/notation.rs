@@ -2,7 +2,7 @@
 
 use super::movegen::LegalMove;
 use super::position::Position;
-use super::types::Side;
+use super::types::{Dir, Hole, MoveKind, Side};
 
 /// Why a move text was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -15,19 +15,69 @@ pub enum NotationError {
     WrongSide { text: String, owner: Side, to_move: Side },
     #[error("illegal move `{text}`; legal moves are: {legal}")]
     Illegal { text: String, legal: String },
+    #[error("no legal move: the game is over")]
+    GameOver,
 }
 
 impl LegalMove {
     /// This move written for its mover (R12).
     pub fn notation(&self, mover: Side) -> String {
-        todo!("{mover:?}")
+        let hole = self.mv.hole;
+        // Namua captures name the kichwa the captured seeds enter; sowing moves name the way
+        // the hand moves along the hole's row as the mover sees it.
+        let right = match self.kind {
+            MoveKind::NamuaCapture => self.mv.dir == Dir::Anticlockwise,
+            _ => (self.mv.dir == Dir::Clockwise) == hole.is_front(),
+        };
+        let mut s = hole.name(mover);
+        s.push(if right { 'R' } else { 'L' });
+        if self.mv.safari {
+            s.push('+');
+        }
+        s
     }
+}
+
+/// Parses a hole name such as `A5` or `b3` into its owner and hole.
+pub fn parse_hole(text: &str) -> Result<(Side, Hole), NotationError> {
+    let bytes = text.as_bytes();
+    let bad = || NotationError::NoSuchHole(text.to_string());
+    if bytes.len() != 2 {
+        return Err(bad());
+    }
+    let n = match bytes[1] {
+        b @ b'1'..=b'8' => b - b'0',
+        _ => return Err(bad()),
+    };
+    let (side, hole) = match bytes[0] {
+        b'A' => (Side::South, Hole::front(n)),
+        b'B' => (Side::South, Hole::back(n)),
+        b'a' => (Side::North, Hole::front(n)),
+        b'b' => (Side::North, Hole::back(n)),
+        _ => return Err(bad()),
+    };
+    Ok((side, hole.ok_or_else(bad)?))
 }
 
 impl Position {
     /// Parses a move in R12 notation and checks that it is legal here.
     pub fn parse_move(&self, text: &str) -> Result<LegalMove, NotationError> {
-        todo!("{text}")
+        let t = text.trim();
+        let body = t.strip_suffix('+').unwrap_or(t);
+        if !t.is_ascii() || body.len() != 3 || !matches!(body.as_bytes()[2], b'L' | b'R') {
+            return Err(NotationError::Malformed(t.to_string()));
+        }
+        let (owner, _) = parse_hole(&body[..2])?;
+        if owner != self.to_move {
+            return Err(NotationError::WrongSide { text: t.to_string(), owner, to_move: self.to_move });
+        }
+        let moves = self.legal_moves();
+        if moves.is_empty() {
+            return Err(NotationError::GameOver);
+        }
+        moves.iter().find(|lm| lm.notation(self.to_move) == t).copied().ok_or_else(|| {
+            NotationError::Illegal { text: t.to_string(), legal: self.legal_notations().join(" ") }
+        })
     }
 
     /// The notation of every legal move, in move-list order.

@@ -93,6 +93,11 @@ impl fmt::Display for Side {
 pub struct Hole(u8);
 
 impl Hole {
+    /// Front hole 1, the left kichwa (ring 0).
+    pub const LEFT_KICHWA: Hole = Hole(0);
+    /// Front hole 8, the right kichwa (ring 7).
+    pub const RIGHT_KICHWA: Hole = Hole(7);
+
     /// Hole by ring index; `None` unless `ring < 16`.
     #[inline]
     pub fn from_ring(ring: usize) -> Option<Hole> {

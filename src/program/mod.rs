@@ -1,1 +1,2 @@
 //! Programs built from the parts: self-play, training, players, tournaments.
+pub mod random_games;

@@ -3,6 +3,7 @@
 use clap::Subcommand;
 
 pub mod net;
+pub mod rules;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -12,6 +13,9 @@ pub struct Args {
 
 #[derive(Debug, Subcommand)]
 pub enum Bench {
+    /// Rules throughput: random playouts (moves/s, games/s) on one thread and all cores, and
+    /// batched feature encoding.
+    Rules(rules::Args),
     /// Network forward throughput (positions/s, GFLOP/s) per preset and batch size, beside
     /// the machine's measured matmul peak.
     Net(net::Args),
@@ -19,6 +23,7 @@ pub enum Bench {
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     match args.what {
+        Bench::Rules(a) => rules::run(a),
         Bench::Net(a) => net::run(a),
     }
 }
