@@ -420,3 +420,21 @@ fn cache_answers_repeated_positions_without_the_inner_evaluator() {
     );
     assert!((cached.hit_rate() - 19.0 / 30.0).abs() < 1e-9);
 }
+
+#[test]
+fn real_positions_get_policy_only_on_their_legal_moves() {
+    for variant in Variant::ALL {
+        let pos = Position::start(variant);
+        let mask = pos.legal_moves().mask();
+        assert_ne!(mask, 0);
+        let mut features = vec![0f32; FEATURES];
+        features::encode(&pos, &mut features);
+        let mut e = NetEvaluator::new(tiny(variant, 11));
+        let (mut policy, mut values) = (vec![0f32; ACTIONS], vec![0f32; 1]);
+        e.evaluate(&features, &[mask], &mut policy, &mut values)
+            .unwrap();
+        for (a, p) in policy.iter().enumerate() {
+            assert_eq!(*p > 0.0, mask >> a & 1 == 1, "{variant} action {a}: {p}");
+        }
+    }
+}
