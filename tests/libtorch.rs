@@ -34,7 +34,10 @@ fn forward_backward_and_training_reduce_the_loss() {
         .map(|v| f64::try_from(v.grad().abs().sum(Kind::Float)).unwrap())
         .collect();
     assert_eq!(grads.len(), 4, "two weights and two biases");
-    assert!(grads.iter().all(|g| g.is_finite() && *g > 0.0), "gradients: {grads:?}");
+    assert!(
+        grads.iter().all(|g| g.is_finite() && *g > 0.0),
+        "gradients: {grads:?}"
+    );
 
     let mut opt = nn::Adam::default().build(&vs, 1e-2).unwrap();
     let first = f64::try_from(&loss).unwrap();
@@ -59,8 +62,14 @@ fn weights_round_trip_through_safetensors_and_libtorch_files() {
         vs.save(&path).unwrap();
         let mut fresh = nn::VarStore::new(Device::Cpu);
         let reloaded = mlp(&fresh.root());
-        assert!(!reloaded.forward(&x).equal(&expected), "fresh weights must differ at first");
+        assert!(
+            !reloaded.forward(&x).equal(&expected),
+            "fresh weights must differ at first"
+        );
         fresh.load(&path).unwrap();
-        assert!(reloaded.forward(&x).equal(&expected), "outputs differ after loading {name}");
+        assert!(
+            reloaded.forward(&x).equal(&expected),
+            "outputs differ after loading {name}"
+        );
     }
 }

@@ -25,7 +25,10 @@ struct Batch {
 fn batch(n: usize, seed: u64, with_empty: bool) -> Batch {
     let mut rng = StdRng::seed_from_u64(seed);
     let mut features: Vec<f32> = (0..n * FEATURES).map(|_| rng.random::<f32>()).collect();
-    features::encode(&Position::start(Variant::Kiswahili), &mut features[..FEATURES]);
+    features::encode(
+        &Position::start(Variant::Kiswahili),
+        &mut features[..FEATURES],
+    );
     let mut masks: Vec<u64> = (0..n).map(|_| rng.random::<u64>() | 1 << 63).collect();
     masks[1] = 1 << 17;
     if with_empty {
@@ -45,8 +48,15 @@ fn batch(n: usize, seed: u64, with_empty: bool) -> Batch {
         }
         p[m.trailing_zeros() as usize] += 0.8;
     }
-    let values = (0..n).map(|i| if i % 3 == 0 { -1.0 } else { 1.0 }).collect();
-    Batch { features, masks, policy, values }
+    let values = (0..n)
+        .map(|i| if i % 3 == 0 { -1.0 } else { 1.0 })
+        .collect();
+    Batch {
+        features,
+        masks,
+        policy,
+        values,
+    }
 }
 
 fn tiny(variant: Variant, seed: i64) -> Network {
@@ -58,7 +68,8 @@ fn evaluate(e: &mut impl Evaluator, b: &Batch) -> (Vec<f32>, Vec<f32>) {
     let n = b.masks.len();
     let mut policy = vec![f32::NAN; n * ACTIONS];
     let mut values = vec![f32::NAN; n];
-    e.evaluate(&b.features, &b.masks, &mut policy, &mut values).unwrap();
+    e.evaluate(&b.features, &b.masks, &mut policy, &mut values)
+        .unwrap();
     (policy, values)
 }
 
@@ -73,18 +84,36 @@ fn presets_and_toml_configs() {
     }
     assert!(err_text(NetConfig::preset("huge")).contains("unknown network preset `huge`"));
     let small = NetConfig::preset("small").unwrap();
-    let from_file: NetConfig = bao::config::load_toml(Path::new("configs/network/small.toml")).unwrap();
+    let from_file: NetConfig =
+        bao::config::load_toml(Path::new("configs/network/small.toml")).unwrap();
     assert_eq!(from_file, small);
     let refined: NetConfig = bao::config::parse_toml("preset = \"small\"\nblocks = 2").unwrap();
-    assert_eq!(refined, NetConfig { blocks: 2, ..small.clone() });
-    assert!(err_text(bao::config::parse_toml::<NetConfig>("preset = \"small\"\nlayers = 2"))
-        .contains("layers"));
-    assert!(err_text(bao::config::parse_toml::<NetConfig>("blocks = 2")).contains("`channels` is missing"));
-    assert!(err_text(bao::config::parse_toml::<NetConfig>("preset = \"tiny\"\nchannels = 0"))
-        .contains("`channels` = 0"));
+    assert_eq!(
+        refined,
+        NetConfig {
+            blocks: 2,
+            ..small.clone()
+        }
+    );
+    assert!(err_text(bao::config::parse_toml::<NetConfig>(
+        "preset = \"small\"\nlayers = 2"
+    ))
+    .contains("layers"));
+    assert!(err_text(bao::config::parse_toml::<NetConfig>("blocks = 2"))
+        .contains("`channels` is missing"));
+    assert!(err_text(bao::config::parse_toml::<NetConfig>(
+        "preset = \"tiny\"\nchannels = 0"
+    ))
+    .contains("`channels` = 0"));
     assert_eq!("cuda".parse::<DeviceChoice>(), Ok(DeviceChoice::Cuda));
-    assert_eq!("auto".parse::<DeviceChoice>().unwrap().device(), tch::Device::cuda_if_available());
-    assert!("gpu".parse::<DeviceChoice>().unwrap_err().contains("unknown device `gpu`"));
+    assert_eq!(
+        "auto".parse::<DeviceChoice>().unwrap().device(),
+        tch::Device::cuda_if_available()
+    );
+    assert!("gpu"
+        .parse::<DeviceChoice>()
+        .unwrap_err()
+        .contains("unknown device `gpu`"));
 }
 
 #[test]
@@ -97,40 +126,73 @@ fn outputs_have_no_probability_on_illegal_actions_and_values_in_range() {
             if m >> a & 1 == 0 {
                 assert_eq!(x, 0.0, "row {i} action {a} is illegal");
             } else {
-                assert!(x > 0.0, "row {i} action {a} is legal but has no probability");
+                assert!(
+                    x > 0.0,
+                    "row {i} action {a} is legal but has no probability"
+                );
             }
         }
         let sum: f32 = p.iter().sum();
         let expected = if m == 0 { 0.0 } else { 1.0 };
         assert!((sum - expected).abs() < 1e-5, "row {i} sums to {sum}");
     }
-    assert_eq!(policy[ACTIONS + 17], 1.0, "the only legal action gets everything");
-    assert!(values.iter().all(|v| (-1.0..=1.0).contains(v)), "{values:?}");
+    assert_eq!(
+        policy[ACTIONS + 17],
+        1.0,
+        "the only legal action gets everything"
+    );
+    assert!(
+        values.iter().all(|v| (-1.0..=1.0).contains(v)),
+        "{values:?}"
+    );
     // Extreme inputs still give values in range (tanh head), not NaN.
     let mut wild = batch(4, 2, false);
     wild.features.iter_mut().for_each(|x| *x *= 1e4);
     let (_, values) = evaluate(&mut e, &wild);
-    assert!(values.iter().all(|v| (-1.0..=1.0).contains(v)), "{values:?}");
+    assert!(
+        values.iter().all(|v| (-1.0..=1.0).contains(v)),
+        "{values:?}"
+    );
     // Wrong buffer sizes are errors, not panics.
     let mut p = vec![0.0; 8 * ACTIONS];
     let mut v = vec![0.0; 8];
-    assert!(e.evaluate(&b.features, &b.masks[..8], &mut p, &mut v).is_err());
+    assert!(e
+        .evaluate(&b.features, &b.masks[..8], &mut p, &mut v)
+        .is_err());
 }
 
 #[test]
 fn training_steps_reduce_the_loss_on_a_fixed_batch() {
     let b = batch(32, 3, false);
     for kind in [OptimizerKind::Adam, OptimizerKind::Sgd] {
-        let lr = if kind == OptimizerKind::Adam { 3e-3 } else { 3e-2 };
-        let cfg = OptimizerConfig { kind, learning_rate: lr, ..Default::default() };
+        let lr = if kind == OptimizerKind::Adam {
+            3e-3
+        } else {
+            3e-2
+        };
+        let cfg = OptimizerConfig {
+            kind,
+            learning_rate: lr,
+            ..Default::default()
+        };
         let mut learner = Learner::new(tiny(Variant::Kujifunza, 3), cfg).unwrap();
-        let first = learner.train_step(&b.features, &b.masks, &b.policy, &b.values).unwrap();
+        let first = learner
+            .train_step(&b.features, &b.masks, &b.policy, &b.values)
+            .unwrap();
         let mut last = first;
         for _ in 0..30 {
-            last = learner.train_step(&b.features, &b.masks, &b.policy, &b.values).unwrap();
+            last = learner
+                .train_step(&b.features, &b.masks, &b.policy, &b.values)
+                .unwrap();
         }
-        assert!(last.total < 0.7 * first.total, "{kind:?}: {first:?} -> {last:?}");
-        assert!(last.value < first.value && last.policy < first.policy, "{kind:?}: {first:?} -> {last:?}");
+        assert!(
+            last.total < 0.7 * first.total,
+            "{kind:?}: {first:?} -> {last:?}"
+        );
+        assert!(
+            last.value < first.value && last.policy < first.policy,
+            "{kind:?}: {first:?} -> {last:?}"
+        );
         assert!(last.value_accuracy > 0.9, "{kind:?}: {last:?}");
         assert!(last.policy_entropy > 0.0 && last.policy_entropy < first.policy_entropy);
         assert_eq!(learner.step(), 31);
@@ -140,7 +202,8 @@ fn training_steps_reduce_the_loss_on_a_fixed_batch() {
 #[test]
 fn training_refuses_bad_batches() {
     let b = batch(4, 4, false);
-    let mut learner = Learner::new(tiny(Variant::Kujifunza, 4), OptimizerConfig::default()).unwrap();
+    let mut learner =
+        Learner::new(tiny(Variant::Kujifunza, 4), OptimizerConfig::default()).unwrap();
     let mut stray = b.policy.clone();
     let illegal = (0..ACTIONS).find(|a| b.masks[1] >> a & 1 == 0).unwrap();
     stray[ACTIONS + illegal] = 0.5;
@@ -159,8 +222,11 @@ fn ckpt(dir: &Path, name: &str) -> PathBuf {
 fn save_and_load_give_bit_identical_outputs_and_metadata() {
     let dir = tempfile::tempdir().unwrap();
     let b = batch(6, 5, true);
-    let mut learner = Learner::new(tiny(Variant::Kiswahili, 5), OptimizerConfig::default()).unwrap();
-    learner.train_step(&b.features, &b.masks, &b.policy, &b.values).unwrap(); // moves BN stats
+    let mut learner =
+        Learner::new(tiny(Variant::Kiswahili, 5), OptimizerConfig::default()).unwrap();
+    learner
+        .train_step(&b.features, &b.masks, &b.policy, &b.values)
+        .unwrap(); // moves BN stats
     learner.set_lineage(4, Some("gen3.safetensors".into()));
     let path = ckpt(dir.path(), "gen4");
     learner.save(&path).unwrap();
@@ -170,13 +236,28 @@ fn save_and_load_give_bit_identical_outputs_and_metadata() {
     assert_eq!(meta.variant, Variant::Kiswahili);
     assert_eq!(meta.encoding_version, features::ENCODING_VERSION);
     assert_eq!(meta.config, NetConfig::preset("tiny").unwrap());
-    assert_eq!(meta.lineage(), Lineage { step: 1, generation: 4, parent: Some("gen3.safetensors".into()) });
+    assert_eq!(
+        meta.lineage(),
+        Lineage {
+            step: 1,
+            generation: 4,
+            parent: Some("gen3.safetensors".into())
+        }
+    );
 
     let mut loaded = NetEvaluator::load(&path, DeviceChoice::Cpu).unwrap();
     assert_eq!(loaded.network().lineage().step, 1);
     let got = evaluate(&mut loaded, &b);
-    assert!(expected.0.iter().zip(&got.0).all(|(a, b)| a.to_bits() == b.to_bits()));
-    assert!(expected.1.iter().zip(&got.1).all(|(a, b)| a.to_bits() == b.to_bits()));
+    assert!(expected
+        .0
+        .iter()
+        .zip(&got.0)
+        .all(|(a, b)| a.to_bits() == b.to_bits()));
+    assert!(expected
+        .1
+        .iter()
+        .zip(&got.1)
+        .all(|(a, b)| a.to_bits() == b.to_bits()));
     assert!(!dir.path().join("gen4.safetensors.tmp").exists());
 }
 
@@ -185,11 +266,15 @@ fn resumed_training_continues_exactly() {
     let dir = tempfile::tempdir().unwrap();
     let b = batch(8, 6, false);
     let c = batch(8, 7, false);
-    let cfg = OptimizerConfig { weight_decay: 1e-3, ..Default::default() };
+    let cfg = OptimizerConfig {
+        weight_decay: 1e-3,
+        ..Default::default()
+    };
     let mut a = Learner::new(tiny(Variant::Kujifunza, 6), cfg.clone()).unwrap();
     a.set_learning_rate(2e-3).unwrap();
     for _ in 0..3 {
-        a.train_step(&b.features, &b.masks, &b.policy, &b.values).unwrap();
+        a.train_step(&b.features, &b.masks, &b.policy, &b.values)
+            .unwrap();
     }
     let path = ckpt(dir.path(), "mid");
     a.save(&path).unwrap();
@@ -197,7 +282,9 @@ fn resumed_training_continues_exactly() {
     assert_eq!((r.step(), r.learning_rate()), (3, 2e-3));
     for learner in [&mut a, &mut r] {
         for _ in 0..2 {
-            learner.train_step(&c.features, &c.masks, &c.policy, &c.values).unwrap();
+            learner
+                .train_step(&c.features, &c.masks, &c.policy, &c.values)
+                .unwrap();
         }
     }
     let va = a.network().var_store().variables();
@@ -206,7 +293,10 @@ fn resumed_training_continues_exactly() {
     for (name, t) in &va {
         assert!(t.equal(&vr[name]), "tensor {name} differs after resuming");
     }
-    let sgd = OptimizerConfig { kind: OptimizerKind::Sgd, ..cfg };
+    let sgd = OptimizerConfig {
+        kind: OptimizerKind::Sgd,
+        ..cfg
+    };
     assert!(err_text(Learner::resume(&path, Device::Cpu, sgd)).contains("Adam"));
 }
 
@@ -214,10 +304,15 @@ fn resumed_training_continues_exactly() {
 fn wrong_variant_old_encoding_and_corrupt_files_give_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
     let path = ckpt(dir.path(), "net");
-    tiny(Variant::Kujifunza, 8).save(&path, &Lineage::default()).unwrap();
+    tiny(Variant::Kujifunza, 8)
+        .save(&path, &Lineage::default())
+        .unwrap();
     Network::load_for(&path, Variant::Kujifunza, Device::Cpu).unwrap();
     let e = err_text(Network::load_for(&path, Variant::Kiswahili, Device::Cpu));
-    assert!(e.contains("trained for bao la kujifunza but bao la kiswahili"), "{e}");
+    assert!(
+        e.contains("trained for bao la kujifunza but bao la kiswahili"),
+        "{e}"
+    );
 
     let sidecar = dir.path().join("net.json");
     let good = std::fs::read_to_string(&sidecar).unwrap();
@@ -236,15 +331,27 @@ fn wrong_variant_old_encoding_and_corrupt_files_give_clear_errors() {
     let e = err_text(Network::load(&copy("old", &old, &weights), Device::Cpu));
     assert!(e.contains("feature encoding version 0"), "{e}");
 
-    let e = err_text(Network::load(&copy("cut", &good, &weights[..weights.len() / 2]), Device::Cpu));
+    let e = err_text(Network::load(
+        &copy("cut", &good, &weights[..weights.len() / 2]),
+        Device::Cpu,
+    ));
     assert!(e.contains("unreadable or corrupt"), "{e}");
-    let e = err_text(Network::load(&copy("junk", "{ not json", &weights), Device::Cpu));
+    let e = err_text(Network::load(
+        &copy("junk", "{ not json", &weights),
+        Device::Cpu,
+    ));
     assert!(e.contains("malformed"), "{e}");
     let wide = good.replace("\"channels\": 16", "\"channels\": 32");
     assert_ne!(wide, good);
     let e = err_text(Network::load(&copy("wide", &wide, &weights), Device::Cpu));
-    assert!(e.contains("tensor `") && e.contains("the architecture needs"), "{e}");
-    let e = err_text(Network::load(&dir.path().join("missing.safetensors"), Device::Cpu));
+    assert!(
+        e.contains("tensor `") && e.contains("the architecture needs"),
+        "{e}"
+    );
+    let e = err_text(Network::load(
+        &dir.path().join("missing.safetensors"),
+        Device::Cpu,
+    ));
     assert!(e.contains("missing.json"), "{e}");
     let e = err_text(Network::load(&dir.path().join("net.pt"), Device::Cpu));
     assert!(e.contains("must end in `.safetensors`"), "{e}");
@@ -274,10 +381,18 @@ fn torchscript_export_loads_back_with_the_same_outputs() {
 struct Counting(usize);
 
 impl Evaluator for Counting {
-    fn evaluate(&mut self, f: &[f32], m: &[u64], p: &mut [f32], v: &mut [f32]) -> anyhow::Result<()> {
+    fn evaluate(
+        &mut self,
+        f: &[f32],
+        m: &[u64],
+        p: &mut [f32],
+        v: &mut [f32],
+    ) -> anyhow::Result<()> {
         self.0 += m.len();
         UniformEvaluator.evaluate(f, m, p, v)?;
-        v.iter_mut().zip(f.chunks(FEATURES)).for_each(|(v, f)| *v = f[FEATURES - 1] - 0.5);
+        v.iter_mut()
+            .zip(f.chunks(FEATURES))
+            .for_each(|(v, f)| *v = f[FEATURES - 1] - 0.5);
         Ok(())
     }
     fn name(&self) -> String {
@@ -299,6 +414,27 @@ fn cache_answers_repeated_positions_without_the_inner_evaluator() {
     other.masks[5] ^= 1; // same features, other mask: a different key
     let got = evaluate(&mut cached, &other);
     assert_eq!(cached.inner().0, 11);
-    assert_eq!(got.0[5 * ACTIONS..6 * ACTIONS], evaluate(&mut Counting(0), &other).0[5 * ACTIONS..6 * ACTIONS]);
+    assert_eq!(
+        got.0[5 * ACTIONS..6 * ACTIONS],
+        evaluate(&mut Counting(0), &other).0[5 * ACTIONS..6 * ACTIONS]
+    );
     assert!((cached.hit_rate() - 19.0 / 30.0).abs() < 1e-9);
+}
+
+#[test]
+fn real_positions_get_policy_only_on_their_legal_moves() {
+    for variant in Variant::ALL {
+        let pos = Position::start(variant);
+        let mask = pos.legal_moves().mask();
+        assert_ne!(mask, 0);
+        let mut features = vec![0f32; FEATURES];
+        features::encode(&pos, &mut features);
+        let mut e = NetEvaluator::new(tiny(variant, 11));
+        let (mut policy, mut values) = (vec![0f32; ACTIONS], vec![0f32; 1]);
+        e.evaluate(&features, &[mask], &mut policy, &mut values)
+            .unwrap();
+        for (a, p) in policy.iter().enumerate() {
+            assert_eq!(*p > 0.0, mask >> a & 1 == 1, "{variant} action {a}: {p}");
+        }
+    }
 }

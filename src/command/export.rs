@@ -17,7 +17,9 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<()> {
     neuralnet::configure_threads(None);
     let net = Network::load(&args.checkpoint, tch::Device::Cpu)?;
-    let out = args.out.unwrap_or_else(|| args.checkpoint.with_extension("pt"));
+    let out = args
+        .out
+        .unwrap_or_else(|| args.checkpoint.with_extension("pt"));
     neuralnet::export_torchscript(&net, &out)?;
     println!(
         "wrote {} (bao la {}, {}, step {}): forward(features [N,15,4,8] f32, legal [N,64] bool) \

@@ -61,7 +61,11 @@ pub struct CheckpointMeta {
 impl CheckpointMeta {
     /// Step, generation and parent.
     pub fn lineage(&self) -> Lineage {
-        Lineage { step: self.step, generation: self.generation, parent: self.parent.clone() }
+        Lineage {
+            step: self.step,
+            generation: self.generation,
+            parent: self.parent.clone(),
+        }
     }
 
     /// Reads the sidecar of the checkpoint at `path` (the `.safetensors` or the `.json`).
@@ -70,7 +74,10 @@ impl CheckpointMeta {
     pub fn read(path: &Path) -> anyhow::Result<CheckpointMeta> {
         let sidecar = sidecar_path(path)?;
         let text = std::fs::read_to_string(&sidecar).with_context(|| {
-            format!("cannot read checkpoint metadata {} (every checkpoint has one)", sidecar.display())
+            format!(
+                "cannot read checkpoint metadata {} (every checkpoint has one)",
+                sidecar.display()
+            )
         })?;
         let meta: CheckpointMeta = serde_json::from_str(&text)
             .with_context(|| format!("checkpoint metadata {} is malformed", sidecar.display()))?;
@@ -136,7 +143,10 @@ pub fn sidecar_path(path: &Path) -> anyhow::Result<PathBuf> {
 /// `NAME.optim.safetensors` and `NAME.optim.json` beside the checkpoint `NAME.safetensors`.
 pub fn optimizer_paths(path: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
     let w = weights_path(path)?;
-    Ok((w.with_extension("optim.safetensors"), w.with_extension("optim.json")))
+    Ok((
+        w.with_extension("optim.safetensors"),
+        w.with_extension("optim.json"),
+    ))
 }
 
 /// Runs `write` on `PATH.tmp`, then renames it to `path`, so readers never see half a file.

@@ -90,7 +90,13 @@ impl NetConfig {
                 PRESETS.join(", ")
             ),
         };
-        Ok(NetConfig { blocks, channels, policy_channels, value_channels, value_hidden })
+        Ok(NetConfig {
+            blocks,
+            channels,
+            policy_channels,
+            value_channels,
+            value_hidden,
+        })
     }
 
     /// Refuses sizes that cannot build a network or are almost surely typos.

@@ -6,7 +6,7 @@ use std::path::Path;
 use super::network::Network;
 use super::DeviceChoice;
 use crate::game::features::FEATURES;
-use crate::game::ACTIONS;
+use crate::game::{Variant, ACTIONS};
 use crate::search::Evaluator;
 
 /// A [`Network`] judging batches for search: evaluation mode (batch norm on running
@@ -24,6 +24,19 @@ impl NetEvaluator {
     /// Loads a checkpoint (see [`Network::load`]) onto the chosen device.
     pub fn load(path: &Path, device: DeviceChoice) -> anyhow::Result<NetEvaluator> {
         Ok(NetEvaluator::new(Network::load(path, device.resolve()?)?))
+    }
+
+    /// [`Self::load`], refusing a checkpoint trained for another variant.
+    pub fn load_for(
+        path: &Path,
+        variant: Variant,
+        device: DeviceChoice,
+    ) -> anyhow::Result<NetEvaluator> {
+        Ok(NetEvaluator::new(Network::load_for(
+            path,
+            variant,
+            device.resolve()?,
+        )?))
     }
 
     pub fn network(&self) -> &Network {
@@ -52,7 +65,10 @@ impl Evaluator for NetEvaluator {
             n * ACTIONS
         );
         let out = self.net.infer(features, masks)?;
-        for ((row, p), v) in out.chunks_exact(ACTIONS + 1).zip(policy.chunks_exact_mut(ACTIONS)).zip(values)
+        for ((row, p), v) in out
+            .chunks_exact(ACTIONS + 1)
+            .zip(policy.chunks_exact_mut(ACTIONS))
+            .zip(values)
         {
             p.copy_from_slice(&row[..ACTIONS]);
             *v = row[ACTIONS];
@@ -62,7 +78,12 @@ impl Evaluator for NetEvaluator {
 
     fn name(&self) -> String {
         let l = self.net.lineage();
-        format!("net {} {} step {}", self.net.variant(), self.net.config().short_name(), l.step)
+        format!(
+            "net {} {} step {}",
+            self.net.variant(),
+            self.net.config().short_name(),
+            l.step
+        )
     }
 }
 
@@ -145,8 +166,14 @@ impl<E: Evaluator> Evaluator for CachedEvaluator<E> {
         values: &mut [f32],
     ) -> anyhow::Result<()> {
         let n = masks.len();
-        anyhow::ensure!(features.len() == n * FEATURES, "feature buffer size mismatch");
-        anyhow::ensure!(policy.len() == n * ACTIONS && values.len() == n, "output size mismatch");
+        anyhow::ensure!(
+            features.len() == n * FEATURES,
+            "feature buffer size mismatch"
+        );
+        anyhow::ensure!(
+            policy.len() == n * ACTIONS && values.len() == n,
+            "output size mismatch"
+        );
         let slots = self.table.len() as u64;
         self.miss_features.clear();
         self.miss_masks.clear();
@@ -184,7 +211,11 @@ impl<E: Evaluator> Evaluator for CachedEvaluator<E> {
             let p = &self.miss_policy[j * ACTIONS..(j + 1) * ACTIONS];
             policy[i * ACTIONS..(i + 1) * ACTIONS].copy_from_slice(p);
             values[i] = self.miss_values[j];
-            let mut entry = Entry { key, value: values[i], policy: [0.0; ACTIONS] };
+            let mut entry = Entry {
+                key,
+                value: values[i],
+                policy: [0.0; ACTIONS],
+            };
             entry.policy.copy_from_slice(p);
             self.table[(key % slots) as usize] = Some(entry);
         }

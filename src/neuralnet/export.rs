@@ -27,13 +27,19 @@ pub fn export_torchscript(net: &Network, path: &Path) -> anyhow::Result<()> {
     let mut cpu = net.duplicate(Device::Cpu)?;
     cpu.freeze();
     let batch = 3;
-    let x = Tensor::rand([batch, PLANES as i64, ROWS as i64, COLS as i64], (Kind::Float, Device::Cpu));
+    let x = Tensor::rand(
+        [batch, PLANES as i64, ROWS as i64, COLS as i64],
+        (Kind::Float, Device::Cpu),
+    );
     let legal = Tensor::ones([batch, ACTIONS as i64], (Kind::Bool, Device::Cpu));
     let module = tch::no_grad(|| {
         CModule::create_by_tracing("BaoNet", "forward", &[x, legal], &mut |inputs| {
             let (log_policy, value) = cpu.forward_t(&inputs[0], &inputs[1], false);
             let any = inputs[1].any_dim(1, true).to_kind(Kind::Float);
-            vec![Tensor::cat(&[log_policy.exp() * any, value.unsqueeze(1)], 1)]
+            vec![Tensor::cat(
+                &[log_policy.exp() * any, value.unsqueeze(1)],
+                1,
+            )]
         })
     })
     .context("cannot trace the network")?;

@@ -71,16 +71,30 @@ impl Default for OptimizerConfig {
 impl OptimizerConfig {
     pub fn validate(&self) -> anyhow::Result<()> {
         let finite_nonneg = |v: f64, name: &str| {
-            anyhow::ensure!(v.is_finite() && v >= 0.0, "optimizer: `{name}` = {v} must be >= 0");
+            anyhow::ensure!(
+                v.is_finite() && v >= 0.0,
+                "optimizer: `{name}` = {v} must be >= 0"
+            );
             Ok(())
         };
         finite_nonneg(self.learning_rate, "learning_rate")?;
         finite_nonneg(self.weight_decay, "weight_decay")?;
         finite_nonneg(self.value_loss_weight, "value_loss_weight")?;
-        for (v, name) in [(self.momentum, "momentum"), (self.beta1, "beta1"), (self.beta2, "beta2")] {
-            anyhow::ensure!((0.0..1.0).contains(&v), "optimizer: `{name}` = {v} must be in [0, 1)");
+        for (v, name) in [
+            (self.momentum, "momentum"),
+            (self.beta1, "beta1"),
+            (self.beta2, "beta2"),
+        ] {
+            anyhow::ensure!(
+                (0.0..1.0).contains(&v),
+                "optimizer: `{name}` = {v} must be in [0, 1)"
+            );
         }
-        anyhow::ensure!(self.eps > 0.0, "optimizer: `eps` = {} must be > 0", self.eps);
+        anyhow::ensure!(
+            self.eps > 0.0,
+            "optimizer: `eps` = {} must be > 0",
+            self.eps
+        );
         Ok(())
     }
 }
@@ -158,7 +172,12 @@ impl Learner {
                 var,
             })
             .collect();
-        Ok(Learner { learning_rate: config.learning_rate, net, config, params })
+        Ok(Learner {
+            learning_rate: config.learning_rate,
+            net,
+            config,
+            params,
+        })
     }
 
     /// Loads checkpoint `path` and the optimizer state saved beside it by [`Self::save`].
@@ -169,7 +188,10 @@ impl Learner {
         let mut learner = Learner::new(net, config)?;
         let (tensors_path, json_path) = checkpoint::optimizer_paths(path)?;
         let text = std::fs::read_to_string(&json_path).with_context(|| {
-            format!("cannot resume: no optimizer state {} beside the checkpoint", json_path.display())
+            format!(
+                "cannot resume: no optimizer state {} beside the checkpoint",
+                json_path.display()
+            )
         })?;
         let file: OptimizerFile = serde_json::from_str(&text)
             .with_context(|| format!("optimizer state {} is malformed", json_path.display()))?;
@@ -189,7 +211,10 @@ impl Learner {
         );
         let stored: BTreeMap<String, Tensor> = Tensor::read_safetensors(&tensors_path)
             .map_err(|e| {
-                anyhow::anyhow!("optimizer state {} is unreadable or corrupt: {e}", tensors_path.display())
+                anyhow::anyhow!(
+                    "optimizer state {} is unreadable or corrupt: {e}",
+                    tensors_path.display()
+                )
             })?
             .into_iter()
             .collect();
@@ -233,7 +258,11 @@ impl Learner {
     /// Generation and parent recorded by [`Self::save`]; the step is kept by the learner.
     pub fn set_lineage(&mut self, generation: u64, parent: Option<String>) {
         let step = self.net.lineage().step;
-        self.net.set_lineage(Lineage { step, generation, parent });
+        self.net.set_lineage(Lineage {
+            step,
+            generation,
+            parent,
+        });
     }
 
     pub fn learning_rate(&self) -> f64 {
@@ -242,7 +271,10 @@ impl Learner {
 
     /// Learning rate for the following steps (schedules call this before each step).
     pub fn set_learning_rate(&mut self, lr: f64) -> anyhow::Result<()> {
-        anyhow::ensure!(lr.is_finite() && lr >= 0.0, "learning rate {lr} must be >= 0");
+        anyhow::ensure!(
+            lr.is_finite() && lr >= 0.0,
+            "learning rate {lr} must be >= 0"
+        );
         self.learning_rate = lr;
         Ok(())
     }
@@ -274,21 +306,33 @@ impl Learner {
             n * ACTIONS
         );
         let dev = self.net.device();
-        let x = Tensor::from_slice(features).to_device(dev).view([n as i64, -1]);
+        let x = Tensor::from_slice(features)
+            .to_device(dev)
+            .view([n as i64, -1]);
         let legal = legal_tensor(masks, dev);
         let illegal = legal.logical_not();
-        let pt = Tensor::from_slice(policy_targets).to_device(dev).view([n as i64, ACTIONS as i64]);
+        let pt = Tensor::from_slice(policy_targets)
+            .to_device(dev)
+            .view([n as i64, ACTIONS as i64]);
         let vt = Tensor::from_slice(value_targets).to_device(dev);
         let stray = f64::try_from(pt.masked_select(&illegal).abs().sum(Kind::Float))?;
-        anyhow::ensure!(stray < 1e-6, "policy targets put mass {stray} on illegal actions");
+        anyhow::ensure!(
+            stray < 1e-6,
+            "policy targets put mass {stray} on illegal actions"
+        );
 
         let (log_policy, value) = self.net.forward_t(&x, &legal, true);
         let logp = log_policy.masked_fill(&illegal, 0.0);
-        let policy_loss = -(&pt * &logp).sum_dim_intlist(1, false, Kind::Float).mean(Kind::Float);
+        let policy_loss = -(&pt * &logp)
+            .sum_dim_intlist(1, false, Kind::Float)
+            .mean(Kind::Float);
         let value_loss = (&value - &vt).square().mean(Kind::Float);
         let total = &policy_loss + &value_loss * self.config.value_loss_weight;
         let total_f = f64::try_from(&total)? as f32;
-        anyhow::ensure!(total_f.is_finite(), "training loss is not finite ({total_f})");
+        anyhow::ensure!(
+            total_f.is_finite(),
+            "training loss is not finite ({total_f})"
+        );
 
         for p in &mut self.params {
             p.var.zero_grad();
@@ -299,19 +343,29 @@ impl Learner {
 
         let (entropy, values) = tch::no_grad(|| {
             let entropy = -(log_policy.exp() * &logp).sum_dim_intlist(1, false, Kind::Float);
-            (entropy.mean(Kind::Float), value.detach().to_device(Device::Cpu))
+            (
+                entropy.mean(Kind::Float),
+                value.detach().to_device(Device::Cpu),
+            )
         });
         let mut predicted = vec![0f32; n];
         values.f_copy_data(&mut predicted, n)?;
         let decided = value_targets.iter().filter(|t| **t != 0.0).count();
-        let agree =
-            predicted.iter().zip(value_targets).filter(|(p, t)| **t != 0.0 && **p * **t > 0.0).count();
+        let agree = predicted
+            .iter()
+            .zip(value_targets)
+            .filter(|(p, t)| **t != 0.0 && **p * **t > 0.0)
+            .count();
         Ok(Losses {
             policy: f64::try_from(&policy_loss)? as f32,
             value: f64::try_from(&value_loss)? as f32,
             total: total_f,
             policy_entropy: f64::try_from(&entropy)? as f32,
-            value_accuracy: if decided == 0 { 0.0 } else { agree as f32 / decided as f32 },
+            value_accuracy: if decided == 0 {
+                0.0
+            } else {
+                agree as f32 / decided as f32
+            },
         })
     }
 
@@ -319,7 +373,7 @@ impl Learner {
     fn update(&mut self) {
         let c = &self.config;
         let lr = self.learning_rate;
-        let t = (self.net.lineage().step + 1) as i32;
+        let t = (self.net.lineage().step + 1) as f64;
         for p in &mut self.params {
             let grad = p.var.grad();
             if !grad.defined() {
@@ -334,8 +388,8 @@ impl Learner {
                 OptimizerKind::Adam => {
                     p.m.copy_(&(&p.m * c.beta1 + &g * (1.0 - c.beta1)));
                     p.v.copy_(&(&p.v * c.beta2 + g.square() * (1.0 - c.beta2)));
-                    let bias1 = 1.0 - c.beta1.powi(t);
-                    let bias2 = 1.0 - c.beta2.powi(t);
+                    let bias1 = 1.0 - c.beta1.powf(t);
+                    let bias2 = 1.0 - c.beta2.powf(t);
                     let denom = (&p.v / bias2).sqrt() + c.eps;
                     let delta = &p.m / denom * (lr / bias1);
                     let _ = p.var.f_sub_(&delta);

@@ -68,7 +68,9 @@ impl FromStr for DeviceChoice {
             "cpu" => Ok(DeviceChoice::Cpu),
             "cuda" => Ok(DeviceChoice::Cuda),
             "auto" => Ok(DeviceChoice::Auto),
-            _ => Err(format!("unknown device `{s}` (expected `cpu`, `cuda` or `auto`)")),
+            _ => Err(format!(
+                "unknown device `{s}` (expected `cpu`, `cuda` or `auto`)"
+            )),
         }
     }
 }
@@ -83,22 +85,37 @@ impl std::fmt::Display for DeviceChoice {
     }
 }
 
-/// Sets torch's CPU thread pools. `intra_op`: threads inside one operator (a matmul,
-/// a convolution); `None` = one per available core, which `bao bench net` found fastest for a
-/// single evaluating thread. Callers that evaluate from several threads at once (parallel
-/// self-play workers) should pass `Some(1)` and let the workers use the cores instead.
+/// Sets torch's CPU thread pools; commands call it before any torch work.
+///
+/// `intra_op`: threads inside one operator (a convolution, a matmul). `None` = the
+/// `BAO_TORCH_THREADS` environment variable if set, else **1**. Measured with `bao bench net`
+/// (small preset, batch 256, on the 2-core development machine): one thread reached 87% of its
+/// matmul peak while other jobs ran, two threads 42% (OpenMP workers spin at barriers and
+/// collapse 3-100x as soon as another process takes a core; batch 1 of `tiny` fell from
+/// 4600/s to 5/s). On an idle machine two threads are ~1.3x faster, so a lone evaluator on a
+/// dedicated box may pass `Some(cores)`; parallel self-play workers should keep 1 each and let
+/// the workers use the cores.
 /// Inter-op threads (parallel *independent* operators, only used by TorchScript graphs) are
 /// set to 1: our forward pass is a chain, so more would only compete for cores. libtorch
 /// accepts the inter-op setting once per process, before any parallel work; later calls
 /// change only the intra-op count.
 pub fn configure_threads(intra_op: Option<usize>) {
+    configure_thread_pools(intra_op, 1);
+}
+
+/// [`configure_threads`] with an explicit inter-op pool size (for `bao bench net --interop`).
+pub fn configure_thread_pools(intra_op: Option<usize>, inter_op: usize) {
     static INTEROP: std::sync::Once = std::sync::Once::new();
     INTEROP.call_once(|| {
         // libtorch refuses (tch panics) when parallel work already ran; keep its default.
-        let _ = std::panic::catch_unwind(|| tch::set_num_interop_threads(1));
+        let n = inter_op.max(1) as i32;
+        let _ = std::panic::catch_unwind(|| tch::set_num_interop_threads(n));
     });
-    let n = intra_op
-        .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
-        .max(1);
+    let from_env = || {
+        std::env::var("BAO_TORCH_THREADS")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+    };
+    let n: usize = intra_op.or_else(from_env).unwrap_or(1).max(1);
     tch::set_num_threads(n as i32);
 }

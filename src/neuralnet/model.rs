@@ -26,7 +26,11 @@ struct ConvBn {
 
 impl ConvBn {
     fn new(p: nn::Path, c_in: usize, c_out: usize, kernel: i64) -> ConvBn {
-        let cfg = nn::ConvConfig { padding: kernel / 2, bias: false, ..Default::default() };
+        let cfg = nn::ConvConfig {
+            padding: kernel / 2,
+            bias: false,
+            ..Default::default()
+        };
         ConvBn {
             conv: nn::conv2d(&p / "conv", c_in as i64, c_out as i64, kernel, cfg),
             bn: nn::batch_norm2d(&p / "bn", c_out as i64, Default::default()),

@@ -44,7 +44,13 @@ impl Network {
         config.validate()?;
         let vs = nn::VarStore::new(device);
         let model = Model::new(&vs.root(), config);
-        Ok(Network { vs, model, config: config.clone(), variant, lineage: Lineage::default() })
+        Ok(Network {
+            vs,
+            model,
+            config: config.clone(),
+            variant,
+            lineage: Lineage::default(),
+        })
     }
 
     pub fn variant(&self) -> Variant {
@@ -93,8 +99,9 @@ impl Network {
     /// inside `tch::no_grad`.
     pub fn forward_t(&self, features: &Tensor, legal: &Tensor, train: bool) -> (Tensor, Tensor) {
         let (logits, value) = self.model.forward_t(features, train);
-        let log_policy =
-            logits.masked_fill(&legal.logical_not(), ILLEGAL_LOGIT).log_softmax(1, Kind::Float);
+        let log_policy = logits
+            .masked_fill(&legal.logical_not(), ILLEGAL_LOGIT)
+            .log_softmax(1, Kind::Float);
         (log_policy, value)
     }
 
@@ -113,7 +120,9 @@ impl Network {
             return Ok(Vec::new());
         }
         let out = tch::no_grad(|| {
-            let x = Tensor::from_slice(features).to_device(self.device()).view([n as i64, -1]);
+            let x = Tensor::from_slice(features)
+                .to_device(self.device())
+                .view([n as i64, -1]);
             let legal = legal_tensor(masks, self.device());
             let (log_policy, value) = self.forward_t(&x, &legal, false);
             // Empty masks: softmax over all-equal logits would be uniform; zero it instead.
@@ -122,7 +131,8 @@ impl Network {
             Tensor::cat(&[policy, value.unsqueeze(1)], 1).to_device(Device::Cpu)
         });
         let mut host = vec![0f32; n * (ACTIONS + 1)];
-        out.f_copy_data(&mut host, n * (ACTIONS + 1)).context("cannot copy network output")?;
+        out.f_copy_data(&mut host, n * (ACTIONS + 1))
+            .context("cannot copy network output")?;
         Ok(host)
     }
 
@@ -147,8 +157,10 @@ impl Network {
     pub fn save(&self, path: &Path, lineage: &Lineage) -> anyhow::Result<()> {
         let path = checkpoint::weights_path(path)?;
         let named: BTreeMap<String, Tensor> = self.vs.variables().into_iter().collect();
-        let named: Vec<(String, Tensor)> =
-            named.into_iter().map(|(k, t)| (k, t.to_device(Device::Cpu))).collect();
+        let named: Vec<(String, Tensor)> = named
+            .into_iter()
+            .map(|(k, t)| (k, t.to_device(Device::Cpu)))
+            .collect();
         checkpoint::write_atomically(&path, |tmp| {
             Tensor::write_safetensors(&named, tmp).map_err(anyhow::Error::from)
         })?;
@@ -163,7 +175,10 @@ impl Network {
         let meta = CheckpointMeta::read(&path)?;
         meta.check_encoding(&path)?;
         let mut net = Network::new(&meta.config, meta.variant, device).with_context(|| {
-            format!("checkpoint metadata {} has a bad architecture", path.display())
+            format!(
+                "checkpoint metadata {} has a bad architecture",
+                path.display()
+            )
         })?;
         net.load_weights(&path)?;
         net.lineage = meta.lineage();
@@ -191,7 +206,9 @@ impl Network {
     /// A copy of this network (weights included) on `device`.
     pub fn duplicate(&self, device: Device) -> anyhow::Result<Network> {
         let mut copy = Network::new(&self.config, self.variant, device)?;
-        copy.vs.copy(&self.vs).context("cannot copy network weights")?;
+        copy.vs
+            .copy(&self.vs)
+            .context("cannot copy network weights")?;
         copy.lineage = self.lineage.clone();
         Ok(copy)
     }
@@ -202,7 +219,10 @@ impl Network {
     fn load_weights(&mut self, path: &Path) -> anyhow::Result<()> {
         let stored: HashMap<String, Tensor> = Tensor::read_safetensors(path)
             .map_err(|e| {
-                anyhow::anyhow!("checkpoint weights {} are unreadable or corrupt: {e}", path.display())
+                anyhow::anyhow!(
+                    "checkpoint weights {} are unreadable or corrupt: {e}",
+                    path.display()
+                )
             })?
             .into_iter()
             .collect();
@@ -241,5 +261,7 @@ pub fn legal_tensor(masks: &[u64], device: Device) -> Tensor {
     for &m in masks {
         bits.extend((0..ACTIONS).map(|a| m >> a & 1 == 1));
     }
-    Tensor::from_slice(&bits).view([masks.len() as i64, ACTIONS as i64]).to_device(device)
+    Tensor::from_slice(&bits)
+        .view([masks.len() as i64, ACTIONS as i64])
+        .to_device(device)
 }
