@@ -1,1 +1,3 @@
 //! Programs built from the parts: self-play, training, players, tournaments.
+
+pub mod selfplay;
