@@ -1,8 +1,21 @@
 //! `bao bench ...`: throughput figures, printed.
 
-#[derive(Debug, clap::Args)]
-pub struct Args {}
+pub mod search;
 
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    super::not_yet("bench")
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    pub command: BenchCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum BenchCommand {
+    /// Search speed: simulations/s with the uniform evaluator and with networks.
+    Search(search::Args),
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    match args.command {
+        BenchCommand::Search(a) => search::run(a),
+    }
 }
