@@ -14,6 +14,12 @@ use crate::search::{Evaluator, UniformEvaluator};
 /// overridden with `--set section.key=value` (value in TOML syntax), e.g.
 /// `--set search.c_puct=1.5 --set search.algorithm=gumbel --set selfplay.sims=64`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Config: the `[search]` and `[selfplay]` sections of a run config (other \
+sections are ignored). Override any key with --set SECTION.KEY=VALUE (TOML value), e.g.\n  \
+--set search.c_puct=1.5 --set search.algorithm=gumbel --set selfplay.sims=64 \
+--set 'selfplay.temperature=[[0, 1.0], [30, 0.0]]'\n\
+Output: selfplay-NNNNNN.shard (samples, see bao::dataio::shard) and \
+selfplay-NNNNNN.games.jsonl (game records).")]
 pub struct Args {
     /// Run config (TOML). Without it, defaults apply.
     #[arg(long)]

@@ -18,8 +18,8 @@ pub struct Args {
     /// Games in flight in the lockstep driver.
     #[arg(long, default_value_t = 256)]
     pub batch: usize,
-    /// Games to play per figure.
-    #[arg(long, default_value_t = 256)]
+    /// Games to play per figure (several times `--batch`, so the batch stays full).
+    #[arg(long, default_value_t = 1024)]
     pub games: usize,
     /// Simulations per move.
     #[arg(long, default_value_t = 64)]
@@ -39,7 +39,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let threads = args.threads.unwrap_or_else(rayon::current_num_threads).max(1);
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
     println!(
-        "bench search: {} , {} games in flight, {} sims/move, ply cap {}, {threads} threads",
+        "bench search: {}, {} games in flight, {} sims/move, ply cap {}, {threads} threads",
         args.variant, args.batch, args.sims, args.max_plies
     );
     println!("{:<24} {:>12} {:>14} {:>10} {:>8}", "evaluator", "sims/s", "sims/s/core", "forward", "fill");
