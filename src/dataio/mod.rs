@@ -1,1 +1,4 @@
 //! Files: training-sample shards, game records, model checkpoints.
+
+pub mod records;
+pub mod shard;

@@ -4,6 +4,7 @@ use clap::Subcommand;
 
 pub mod net;
 pub mod rules;
+pub mod search;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -19,11 +20,14 @@ pub enum Bench {
     /// Network forward throughput (positions/s, GFLOP/s) per preset and batch size, beside
     /// the machine's measured matmul peak.
     Net(net::Args),
+    /// Search speed: simulations/s with the uniform evaluator and with networks.
+    Search(search::Args),
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     match args.what {
         Bench::Rules(a) => rules::run(a),
         Bench::Net(a) => net::run(a),
+        Bench::Search(a) => search::run(a),
     }
 }

@@ -1,0 +1,442 @@
+//! Self-play: many games in lockstep, one evaluator call per step, samples into shards.
+//!
+//! Each step (1) selects leaves in every game in flight, in parallel with rayon, finishing
+//! searches, playing moves and starting new searches as they come due; (2) gathers every
+//! pending leaf's features into one buffer; (3) runs one evaluator call; (4) backs up every
+//! tree, in parallel. Finished games hand over their samples and records and are replaced
+//! by new games, so the batch stays full until the last games run out.
+//!
+//! Reproducible: game `i` draws every random choice from its own generator seeded with
+//! [`game_seed`]`(seed, i)`, and game ids are handed out in a fixed order, so a seeded run
+//! writes the same data however rayon schedules it (given a deterministic evaluator).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{ensure, Context};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::dataio::records::{write_records, GameRecord, GameResult, REASON_PLY_CAP};
+use crate::dataio::shard::{Sample, ShardWriter};
+use crate::game::{After, Outcome, Position, Side, Variant, WinReason, ACTIONS};
+use crate::search::{Algorithm, Evaluator, SearchParams, Tree};
+
+/// The `[selfplay]` section of a run config.
+///
+/// ```toml
+/// [selfplay]
+/// games_in_flight = 256      # games stepped together (one leaf each per evaluator call)
+/// sims = 200                 # simulations of a full search
+/// cheap_sims = 40            # simulations of a cheap search (playout cap randomization)
+/// full_search_fraction = 1.0 # share of moves searched fully and recorded; 1 = cap off
+/// max_plies = 400            # games longer than this stop as unfinished ("ply-cap")
+/// temperature = [[0, 1.0], [20, 0.5], [40, 0.0]]  # [from ply, temperature], PUCT only
+/// shard_size = 16384         # samples per shard file
+/// seed = 0
+/// generation = 0             # model generation, written into shard headers
+/// ```
+/// Value mixing (z with root q) is left to the trainer: shards keep both.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SelfplayConfig {
+    pub games_in_flight: usize,
+    pub sims: usize,
+    pub cheap_sims: usize,
+    pub full_search_fraction: f32,
+    pub max_plies: u32,
+    pub temperature: Vec<(u32, f32)>,
+    pub shard_size: usize,
+    pub seed: u64,
+    pub generation: u32,
+}
+
+impl Default for SelfplayConfig {
+    fn default() -> Self {
+        SelfplayConfig {
+            games_in_flight: 256,
+            sims: 200,
+            cheap_sims: 40,
+            full_search_fraction: 1.0,
+            max_plies: 400,
+            temperature: vec![(0, 1.0), (20, 0.5), (40, 0.0)],
+            shard_size: 16384,
+            seed: 0,
+            generation: 0,
+        }
+    }
+}
+
+impl SelfplayConfig {
+    pub fn validate(&self) -> anyhow::Result<()> {
+        ensure!(self.games_in_flight >= 1, "selfplay.games_in_flight must be >= 1");
+        ensure!(self.sims >= 1, "selfplay.sims must be >= 1");
+        ensure!(self.cheap_sims >= 1, "selfplay.cheap_sims must be >= 1");
+        ensure!(
+            (0.0..=1.0).contains(&self.full_search_fraction),
+            "selfplay.full_search_fraction must be in [0, 1]"
+        );
+        ensure!(self.max_plies >= 1, "selfplay.max_plies must be >= 1");
+        ensure!(self.shard_size >= 1, "selfplay.shard_size must be >= 1");
+        ensure!(
+            self.temperature.windows(2).all(|w| w[0].0 < w[1].0),
+            "selfplay.temperature: plies must increase, e.g. [[0, 1.0], [20, 0.5]]"
+        );
+        ensure!(
+            self.temperature.iter().all(|&(_, t)| t >= 0.0 && t.is_finite()),
+            "selfplay.temperature: temperatures must be >= 0"
+        );
+        Ok(())
+    }
+
+    /// The move-choice temperature at `ply` (0 before the schedule's first entry).
+    pub fn temperature_at(&self, ply: u32) -> f32 {
+        self.temperature.iter().rev().find(|&&(p, _)| p <= ply).map_or(0.0, |&(_, t)| t)
+    }
+}
+
+/// What `bao selfplay --config` reads: the variant and the `[search]` and `[selfplay]`
+/// sections. Each section refuses unknown keys; the sections other commands own in a full
+/// run config (`[network]`, `[train]`, `[eval]`) are accepted and ignored here.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SelfplayRunConfig {
+    pub variant: VariantField,
+    pub search: SearchParams,
+    pub selfplay: SelfplayConfig,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network: Option<toml::Table>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub train: Option<toml::Table>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub eval: Option<toml::Table>,
+}
+
+/// The variant with a default (`kiswahili`), for configs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct VariantField(pub Variant);
+
+impl Default for VariantField {
+    fn default() -> Self {
+        VariantField(Variant::Kiswahili)
+    }
+}
+
+impl SelfplayRunConfig {
+    pub fn new(variant: Variant) -> Self {
+        SelfplayRunConfig { variant: VariantField(variant), ..Default::default() }
+    }
+    pub fn variant(&self) -> Variant {
+        self.variant.0
+    }
+    pub fn validate(&self) -> anyhow::Result<()> {
+        self.search.validate()?;
+        self.selfplay.validate()
+    }
+}
+
+/// Figures of a self-play run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct SelfplayStats {
+    pub games: u64,
+    /// Games stopped at the ply cap.
+    pub unfinished: u64,
+    pub south_wins: u64,
+    pub plies: u64,
+    /// Samples written.
+    pub positions: u64,
+    pub simulations: u64,
+    /// Leaves sent to the evaluator.
+    pub evaluations: u64,
+    pub evaluator_calls: u64,
+    /// Sum over calls of (leaves / capacity), for the average batch fill.
+    pub fill_sum: f64,
+    pub wall_secs: f64,
+    /// Time inside `Evaluator::evaluate`.
+    pub forward_secs: f64,
+    pub shards: Vec<PathBuf>,
+    pub record_files: Vec<PathBuf>,
+}
+
+impl SelfplayStats {
+    pub fn sims_per_sec(&self) -> f64 {
+        self.simulations as f64 / self.wall_secs.max(1e-9)
+    }
+    pub fn avg_fill(&self) -> f64 {
+        self.fill_sum / (self.evaluator_calls.max(1)) as f64
+    }
+    pub fn avg_plies(&self) -> f64 {
+        self.plies as f64 / self.games.max(1) as f64
+    }
+    pub fn forward_share(&self) -> f64 {
+        self.forward_secs / self.wall_secs.max(1e-9)
+    }
+}
+
+/// The seed of game `game_id` in a run seeded with `seed` (SplitMix64 of both).
+pub fn game_seed(seed: u64, game_id: u64) -> u64 {
+    fn mix(mut z: u64) -> u64 {
+        z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    mix(seed ^ mix(game_id))
+}
+
+/// One game in flight.
+struct Slot {
+    id: u64,
+    rng: ChaCha8Rng,
+    tree: Tree,
+    ply: u32,
+    full: bool,
+    record: GameRecord,
+    samples: Vec<(Sample, Side)>,
+    features: Vec<f32>,
+    masks: Vec<u64>,
+    sims: u64,
+    done: bool,
+}
+
+impl Slot {
+    fn new(id: u64, start: Position, seed: u64, params: &SearchParams, cfg: &SelfplayConfig) -> Slot {
+        let mut record = GameRecord::new(&start);
+        record.id = Some(id);
+        let mut slot = Slot {
+            id,
+            rng: ChaCha8Rng::seed_from_u64(game_seed(seed, id)),
+            tree: Tree::new(start),
+            ply: 0,
+            full: true,
+            record,
+            samples: Vec::new(),
+            features: Vec::new(),
+            masks: Vec::new(),
+            sims: 0,
+            done: false,
+        };
+        slot.start_search(params, cfg);
+        slot
+    }
+
+    fn start_search(&mut self, params: &SearchParams, cfg: &SelfplayConfig) {
+        let f = cfg.full_search_fraction;
+        self.full = if f >= 1.0 {
+            true
+        } else if f <= 0.0 {
+            false
+        } else {
+            self.rng.random::<f32>() < f
+        };
+        let sims = if self.full { cfg.sims } else { cfg.cheap_sims };
+        self.tree.begin(params, sims, self.full, &mut self.rng);
+    }
+
+    /// Plays moves whose search is done, then selects this step's leaves.
+    fn select(&mut self, params: &SearchParams, cfg: &SelfplayConfig) {
+        self.features.clear();
+        self.masks.clear();
+        while !self.done {
+            if self.tree.is_done() {
+                self.finish_move(params, cfg);
+                continue;
+            }
+            self.tree.select(params, params.leaves_per_step, &mut self.features, &mut self.masks);
+            if self.tree.pending() > 0 || !self.tree.is_done() {
+                break;
+            }
+        }
+    }
+
+    fn finish_move(&mut self, params: &SearchParams, cfg: &SelfplayConfig) {
+        let result = self.tree.result(params);
+        self.sims += result.simulations as u64;
+        let pos = *self.tree.root_position();
+        let Some(best) = result.best_move else {
+            let winner = pos.to_move().opponent();
+            return self.finish_game(Some(Outcome { winner, reason: WinReason::NoMove }));
+        };
+        if self.full {
+            let sample = Sample {
+                position: pos.to_bytes(),
+                legal: result.legal_mask(),
+                policy: result.policy,
+                z: 0.0,
+                q: result.root_value,
+                game_id: self.id,
+                ply: self.ply,
+                full_search: true,
+            };
+            self.samples.push((sample, pos.to_move()));
+        }
+        let mv = match params.algorithm {
+            Algorithm::Gumbel => best,
+            Algorithm::Puct => result.sample_move(cfg.temperature_at(self.ply), &mut self.rng).unwrap_or(best),
+        };
+        let moves = pos.legal_moves();
+        let lm = *moves.get(mv).expect("search moves are legal");
+        self.record.push(&lm, pos.to_move());
+        self.ply += 1;
+        match lm.after {
+            After::Won(outcome) => self.finish_game(Some(outcome)),
+            After::Position(_) if self.ply >= cfg.max_plies => self.finish_game(None),
+            After::Position(p) => {
+                if !(params.reuse_tree && self.tree.advance(mv, Some(p))) {
+                    self.tree = Tree::new(p);
+                }
+                self.start_search(params, cfg);
+            }
+        }
+    }
+
+    fn finish_game(&mut self, outcome: Option<Outcome>) {
+        match outcome {
+            Some(o) => self.record.finish_won(o),
+            None => self.record.finish_unfinished(REASON_PLY_CAP),
+        }
+        let result = self.record.result;
+        for (s, side) in &mut self.samples {
+            s.z = result.value_for(*side);
+        }
+        self.done = true;
+    }
+}
+
+/// Plays `games` self-play games with `evaluator` and writes their samples (shards
+/// `selfplay-NNNNNN.shard`) and records (`selfplay-NNNNNN.games.jsonl`, the games finished
+/// since the previous shard) into `out_dir`. `progress` draws a progress bar on stderr.
+pub fn run_selfplay(
+    config: &SelfplayRunConfig,
+    evaluator: &mut dyn Evaluator,
+    games: usize,
+    out_dir: &Path,
+    progress: bool,
+) -> anyhow::Result<SelfplayStats> {
+    config.validate()?;
+    let params = &config.search;
+    let cfg = &config.selfplay;
+    let start = Position::start(config.variant());
+    let t0 = Instant::now();
+    let mut writer =
+        ShardWriter::new(out_dir, "selfplay", config.variant(), cfg.generation, &evaluator.name(), cfg.shard_size)?;
+    let bar = if progress {
+        let b = indicatif::ProgressBar::new(games as u64);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} games  {msg}")
+                .expect("valid template")
+                .progress_chars("=> "),
+        );
+        b
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let mut stats = SelfplayStats::default();
+    let mut next_id = 0u64;
+    let mut slots: Vec<Slot> = Vec::new();
+    while slots.len() < cfg.games_in_flight && (next_id as usize) < games {
+        slots.push(Slot::new(next_id, start, cfg.seed, params, cfg));
+        next_id += 1;
+    }
+    let mut records: Vec<GameRecord> = Vec::new();
+    let (mut features, mut masks, mut policy, mut values) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut last_draw = Instant::now() - Duration::from_secs(1);
+    while !slots.is_empty() {
+        slots.par_iter_mut().with_min_len(4).for_each(|s| s.select(params, cfg));
+
+        // Finished games: samples to shards, records beside them, new games in their place.
+        for k in 0..slots.len() {
+            if !slots[k].done {
+                continue;
+            }
+            let slot = &mut slots[k];
+            stats.games += 1;
+            stats.plies += slot.ply as u64;
+            stats.simulations += slot.sims;
+            match slot.record.result {
+                GameResult::Unfinished => stats.unfinished += 1,
+                GameResult::SouthWon => stats.south_wins += 1,
+                GameResult::NorthWon => {}
+            }
+            records.push(std::mem::replace(&mut slot.record, GameRecord::new(&start)));
+            for (sample, _) in slot.samples.drain(..) {
+                stats.positions += 1;
+                let index = writer.next_index();
+                if let Some(path) = writer.push(sample)? {
+                    stats.shards.push(path);
+                    let rpath = writer.companion_path(index, "games.jsonl");
+                    write_records(&rpath, &records)?;
+                    records.clear();
+                    stats.record_files.push(rpath);
+                }
+            }
+            bar.inc(1);
+            if (next_id as usize) < games {
+                slots[k] = Slot::new(next_id, start, cfg.seed, params, cfg);
+                next_id += 1;
+                slots[k].select(params, cfg);
+            }
+        }
+        slots.retain(|s| !s.done);
+
+        features.clear();
+        masks.clear();
+        for s in &slots {
+            features.extend_from_slice(&s.features);
+            masks.extend_from_slice(&s.masks);
+        }
+        let n = masks.len();
+        if n > 0 {
+            policy.resize(n * ACTIONS, 0.0);
+            values.resize(n, 0.0);
+            let tf = Instant::now();
+            evaluator
+                .evaluate(&features, &masks, &mut policy, &mut values)
+                .with_context(|| format!("evaluator {} failed", evaluator.name()))?;
+            stats.forward_secs += tf.elapsed().as_secs_f64();
+            stats.evaluations += n as u64;
+            stats.evaluator_calls += 1;
+            stats.fill_sum += n as f64 / (cfg.games_in_flight * params.leaves_per_step) as f64;
+            let mut offsets = Vec::with_capacity(slots.len());
+            let mut at = 0;
+            for s in &slots {
+                offsets.push(at);
+                at += s.masks.len();
+            }
+            let (policy, values) = (&policy, &values);
+            slots.par_iter_mut().zip(offsets).with_min_len(4).for_each(|(s, at)| {
+                let k = s.masks.len();
+                if k > 0 {
+                    s.tree.apply(params, &policy[at * ACTIONS..(at + k) * ACTIONS], &values[at..at + k], &mut s.rng);
+                }
+            });
+        }
+        if progress && last_draw.elapsed() > Duration::from_millis(250) {
+            last_draw = Instant::now();
+            let in_flight: u64 = slots.iter().map(|s| s.sims + s.tree.simulations() as u64).sum();
+            let secs = t0.elapsed().as_secs_f64().max(1e-9);
+            bar.set_message(format!(
+                "{} positions  {:.0} sims/s  fill {:.0}%  {:.1} plies/game",
+                stats.positions,
+                (stats.simulations + in_flight) as f64 / secs,
+                100.0 * stats.fill_sum / stats.evaluator_calls.max(1) as f64,
+                stats.avg_plies(),
+            ));
+        }
+    }
+    let index = writer.next_index();
+    if let Some(path) = writer.flush()? {
+        stats.shards.push(path);
+    }
+    if !records.is_empty() {
+        let rpath = writer.companion_path(index, "games.jsonl");
+        write_records(&rpath, &records)?;
+        stats.record_files.push(rpath);
+    }
+    stats.wall_secs = t0.elapsed().as_secs_f64();
+    bar.finish_and_clear();
+    Ok(stats)
+}

@@ -1,0 +1,138 @@
+//! Self-play driver: output readable and legal, reproducible, equal to single-game search.
+
+use std::collections::BTreeMap;
+
+use bao::dataio::records::read_records;
+use bao::dataio::shard::{list_shards, read_shard, Sample};
+use bao::game::{Position, Variant};
+use bao::program::selfplay::{game_seed, run_selfplay, SelfplayRunConfig};
+use bao::search::{Mcts, UniformEvaluator};
+
+fn config(variant: Variant) -> SelfplayRunConfig {
+    let mut c = SelfplayRunConfig::new(variant);
+    c.selfplay.games_in_flight = 3;
+    c.selfplay.sims = 24;
+    c.selfplay.cheap_sims = 8;
+    c.selfplay.max_plies = 40;
+    c.selfplay.shard_size = 50;
+    c.selfplay.seed = 17;
+    c
+}
+
+fn samples(dir: &std::path::Path) -> Vec<Sample> {
+    list_shards(dir).unwrap().iter().flat_map(|p| read_shard(p).unwrap().samples).collect()
+}
+
+#[test]
+fn selfplay_with_the_tiny_network_writes_readable_shards() {
+    use bao::neuralnet::{NetConfig, NetEvaluator, Network};
+    let variant = Variant::Kujifunza;
+    let dir = tempfile::tempdir().unwrap();
+    let net = Network::new(&NetConfig::preset("tiny").unwrap(), variant, tch::Device::Cpu).unwrap();
+    let mut ev = NetEvaluator::new(net);
+    let stats = run_selfplay(&config(variant), &mut ev, 3, dir.path(), false).unwrap();
+    assert_eq!(stats.games, 3);
+    let samples = samples(dir.path());
+    assert_eq!(samples.len() as u64, stats.positions);
+    for s in &samples {
+        assert_eq!(s.position().unwrap().legal_moves().mask(), s.legal);
+    }
+    for r in stats.record_files.iter().flat_map(|p| read_records(p).unwrap()) {
+        r.verify().unwrap();
+    }
+}
+
+#[test]
+fn selfplay_writes_readable_shards_and_legal_records() {
+    for variant in Variant::ALL {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = config(variant);
+        cfg.selfplay.full_search_fraction = 0.5;
+        let stats = run_selfplay(&cfg, &mut UniformEvaluator, 5, dir.path(), false).unwrap();
+        assert_eq!(stats.games, 5);
+        let records: Vec<_> = stats.record_files.iter().flat_map(|p| read_records(p).unwrap()).collect();
+        assert_eq!(records.len(), 5);
+        let mut ids: Vec<u64> = records.iter().map(|r| r.id.unwrap()).collect();
+        ids.sort();
+        assert_eq!(ids, vec![0, 1, 2, 3, 4]);
+        for r in &records {
+            r.verify().unwrap();
+            assert!(r.plies <= 40);
+            if r.plies == 40 {
+                assert_eq!(r.reason, "ply-cap");
+            }
+        }
+        let samples = samples(dir.path());
+        assert_eq!(samples.len() as u64, stats.positions);
+        let total_plies: u32 = records.iter().map(|r| r.plies).sum();
+        assert!(!samples.is_empty() && samples.len() < total_plies as usize, "playout cap records only full searches");
+        let by_id: BTreeMap<u64, &bao::dataio::records::GameRecord> = records.iter().map(|r| (r.id.unwrap(), r)).collect();
+        for s in &samples {
+            let pos = s.position().unwrap();
+            assert_eq!(pos.legal_moves().mask(), s.legal);
+            assert!(s.full_search);
+            let sum: f32 = s.policy.iter().sum();
+            assert!((sum - 1.0).abs() < 1e-4);
+            // The sample's position is the record's position at that ply.
+            let rec = by_id[&s.game_id];
+            let (positions, _) = rec.replay().unwrap();
+            assert_eq!(positions[s.ply as usize], pos);
+            let expect = rec.result.value_for(pos.to_move());
+            assert_eq!(s.z, expect);
+        }
+    }
+}
+
+#[test]
+fn seeded_runs_are_reproducible() {
+    let run = |seed| {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = config(Variant::Kujifunza);
+        cfg.selfplay.seed = seed;
+        run_selfplay(&cfg, &mut UniformEvaluator, 4, dir.path(), false).unwrap();
+        samples(dir.path())
+    };
+    let a = run(5);
+    assert_eq!(a, run(5));
+    assert_ne!(a, run(6));
+}
+
+#[test]
+fn batched_driver_matches_single_game_search() {
+    for algorithm in [bao::search::Algorithm::Puct, bao::search::Algorithm::Gumbel] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = config(Variant::Kiswahili);
+        cfg.search.algorithm = algorithm;
+        cfg.selfplay.games_in_flight = 4;
+        cfg.selfplay.max_plies = 2;
+        let stats = run_selfplay(&cfg, &mut UniformEvaluator, 6, dir.path(), false).unwrap();
+        let records: BTreeMap<u64, _> = stats
+            .record_files
+            .iter()
+            .flat_map(|p| read_records(p).unwrap())
+            .map(|r| (r.id.unwrap(), r))
+            .collect();
+        let first: BTreeMap<u64, Sample> =
+            samples(dir.path()).into_iter().filter(|s| s.ply == 0).map(|s| (s.game_id, s)).collect();
+        assert_eq!(first.len(), 6);
+        let start = Position::start(Variant::Kiswahili);
+        for (id, s) in &first {
+            let mut mcts = Mcts::new(cfg.search.clone(), game_seed(cfg.selfplay.seed, *id));
+            mcts.set_noise(true);
+            let r = mcts.search(&start, cfg.selfplay.sims, &mut UniformEvaluator).unwrap();
+            assert_eq!(r.policy, s.policy, "{algorithm:?} game {id}");
+            assert_eq!(r.root_value, s.q);
+            if algorithm == bao::search::Algorithm::Gumbel {
+                // The Gumbel move is the sequential-halving winner: no further randomness.
+                let lm = start.legal_moves().get(r.best_move.unwrap()).copied().unwrap();
+                assert_eq!(records[id].moves[0], lm.notation(start.to_move()));
+            }
+        }
+        if algorithm == bao::search::Algorithm::Puct {
+            assert_ne!(first[&0].policy, first[&1].policy, "games get their own noise");
+        } else {
+            let firsts: std::collections::BTreeSet<&String> = records.values().map(|r| &r.moves[0]).collect();
+            assert!(firsts.len() > 1, "games get their own Gumbel samples");
+        }
+    }
+}
