@@ -1,1 +1,6 @@
 //! Programs built from the parts: self-play, training, players, tournaments.
+
+pub mod elo;
+pub mod players;
+pub mod sprt;
+pub mod tournament;
