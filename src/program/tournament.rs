@@ -373,8 +373,9 @@ pub fn run_tournament(config: &TournamentConfig) -> anyhow::Result<TournamentRes
 
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
-    let (tx, rx) = mpsc::channel::<anyhow::Result<GameSummary>>();
     let threads = config.threads.clamp(1, jobs.len());
+    // Bounded, so that workers never run far ahead of the SPRT that may stop them.
+    let (tx, rx) = mpsc::sync_channel::<anyhow::Result<GameSummary>>(threads);
     let mut games: Vec<GameSummary> = Vec::with_capacity(jobs.len());
     let mut sprt_state = config.sprt.map(|s| (s, SprtDecision::Continue));
     let mut failure = None;
@@ -401,6 +402,11 @@ pub fn run_tournament(config: &TournamentConfig) -> anyhow::Result<TournamentRes
         for result in rx {
             match result {
                 Ok(g) => {
+                    // Games still in flight when an SPRT decided are left out, so that the
+                    // report is the one the decision was taken on.
+                    if sprt_state.is_some_and(|(_, d)| d != SprtDecision::Continue) {
+                        continue;
+                    }
                     games.push(g);
                     bar.inc(1);
                     if let Some((sprt, decision)) = &mut sprt_state {
