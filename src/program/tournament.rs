@@ -258,8 +258,9 @@ fn mix(mut x: u64) -> u64 {
     x ^ (x >> 31)
 }
 
-/// Opening `k` of a tournament: `plies` uniformly random plies from the start (redrawn if
-/// the game would end inside the opening). Returns the position and the moves.
+/// Opening `k` of a tournament: `plies` uniformly random plies from the start, redrawn if the
+/// game would end inside the opening or the side to move could win at once after it.
+/// Returns the position and the moves.
 pub fn opening(variant: Variant, plies: u32, seed: u64, k: u32) -> (Position, Vec<String>) {
     for attempt in 0u64.. {
         let mut rng = SmallRng::seed_from_u64(mix(mix(seed ^ 0x6f70_656e) ^ (k as u64) << 20 ^ attempt));
@@ -282,7 +283,10 @@ pub fn opening(variant: Variant, plies: u32, seed: u64, k: u32) -> (Position, Ve
                 }
             }
         }
-        if ok && !pos.legal_moves().is_empty() {
+        // An opening the side to move wins at once measures nothing (both colours would just
+        // take the win), and in kujifunza such openings are common: draw another.
+        let list = pos.legal_moves();
+        if ok && !list.is_empty() && !list.iter().any(|lm| matches!(lm.after, After::Won(_))) {
             return (pos, moves);
         }
     }
