@@ -12,15 +12,16 @@ fn main() {
     println!("cargo:rerun-if-env-changed=LIBTORCH_USE_PYTORCH");
     println!("cargo:rerun-if-env-changed=PATH");
 
-    let lib_dir = match std::env::var("LIBTORCH") {
-        Ok(dir) => PathBuf::from(dir).join("lib"),
+    let (version, lib_dir) = match std::env::var("LIBTORCH") {
+        Ok(dir) => ("unknown (LIBTORCH set)".to_string(), PathBuf::from(dir).join("lib")),
         Err(_) => torch_from_python(),
     };
+    println!("cargo:rustc-env=BAO_LIBTORCH_VERSION={version}");
     println!("cargo:rustc-link-arg=-Wl,-rpath,{}", lib_dir.display());
     println!("cargo:rustc-env=BAO_LIBTORCH_LIB={}", lib_dir.display());
 }
 
-fn torch_from_python() -> PathBuf {
+fn torch_from_python() -> (String, PathBuf) {
     let python = std::env::var("PYTHON_SYS_EXECUTABLE").unwrap_or_else(|_| "python".into());
     let script = "import torch, os; print(torch.__version__); print(os.path.join(os.path.dirname(torch.__file__), 'lib'))";
     let out = Command::new(&python).args(["-c", script]).output();
@@ -42,5 +43,5 @@ fn torch_from_python() -> PathBuf {
     if version.split('+').next() != Some(TORCH_VERSION) {
         fail(&format!("found torch {version} instead"));
     }
-    PathBuf::from(lines.next().unwrap_or_default().trim())
+    (version.to_string(), PathBuf::from(lines.next().unwrap_or_default().trim()))
 }

@@ -7,6 +7,7 @@ pub mod bench;
 pub mod doctor;
 pub mod engine;
 pub mod eval;
+pub mod export;
 pub mod learn;
 pub mod play;
 pub mod replay;
@@ -52,6 +53,8 @@ pub enum Command {
     Replay(replay::Args),
     /// Serve a web page to play in the browser.
     Serve(serve::Args),
+    /// Write a checkpoint as a TorchScript file for Python / C++.
+    Export(export::Args),
 }
 
 pub fn run(command: Command) -> anyhow::Result<()> {
@@ -68,6 +71,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Analyze(a) => analyze::run(a),
         Command::Replay(a) => replay::run(a),
         Command::Serve(a) => serve::run(a),
+        Command::Export(a) => export::run(a),
     }
 }
 

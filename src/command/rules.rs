@@ -1,8 +1,125 @@
-//! `bao rules`: list moves, apply moves, random games.
+//! `bao rules`: list the moves of positions, apply moves, play random games.
+
+use std::io::{BufRead, Write};
+
+use anyhow::{bail, Context};
+use clap::Subcommand;
+use serde_json::{json, Map, Value};
+
+use crate::game::{After, Position, Variant};
+use crate::program::random_games;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    #[command(subcommand)]
+    what: Rules,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    super::not_yet("rules")
+#[derive(Debug, Subcommand)]
+enum Rules {
+    /// Read R13 JSON states from stdin, one per line; print every legal move with its result.
+    ///
+    /// Output, one line per state: {"moves": {"<move>": <successor state> | {"winner": "S"|"N",
+    /// "reason": ...}}, "winner": null | "S" | "N"}.
+    Moves {
+        #[arg(long)]
+        variant: Variant,
+    },
+    /// Play a list of moves (R12) from the start and print the board.
+    Apply {
+        #[arg(long)]
+        variant: Variant,
+        /// Print the final state as R13 JSON instead of a board.
+        #[arg(long)]
+        json: bool,
+        moves: Vec<String>,
+    },
+    /// Play random games and print statistics.
+    Random {
+        #[arg(long)]
+        variant: Variant,
+        #[arg(long, default_value_t = 1000)]
+        games: u64,
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Games longer than this are unfinished (R10).
+        #[arg(long, default_value_t = 1000)]
+        max_plies: u64,
+    },
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    match args.what {
+        Rules::Moves { variant } => moves(variant),
+        Rules::Apply { variant, json, moves } => apply(variant, json, &moves),
+        Rules::Random { variant, games, seed, max_plies } => {
+            let stats = random_games::random_games(variant, games, seed, max_plies, true);
+            print!("{}", random_games::describe(variant, &stats));
+            Ok(())
+        }
+    }
+}
+
+/// The `bao rules moves` answer for one position.
+pub fn moves_json(pos: &Position) -> Value {
+    let mut moves = Map::new();
+    for lm in pos.legal_moves().iter() {
+        let result = match lm.after {
+            After::Won(o) => json!({"winner": o.winner.letter(), "reason": o.reason.name()}),
+            After::Position(next) => match next.outcome() {
+                Some(o) => json!({"winner": o.winner.letter(), "reason": o.reason.name(),
+                                  "state": serde_json::to_value(next.to_state_json()).expect("state")}),
+                None => serde_json::to_value(next.to_state_json()).expect("state"),
+            },
+        };
+        moves.insert(lm.notation(pos.to_move()), result);
+    }
+    json!({"moves": moves, "winner": pos.outcome().map(|o| o.winner.letter())})
+}
+
+fn moves(variant: Variant) -> anyhow::Result<()> {
+    let stdin = std::io::stdin();
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    for (i, line) in stdin.lock().lines().enumerate() {
+        let line = line.context("cannot read stdin")?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let pos = Position::from_json(&line).with_context(|| format!("line {}", i + 1))?;
+        if pos.variant() != variant {
+            bail!("line {}: state is {} but --variant is {variant}", i + 1, pos.variant());
+        }
+        writeln!(out, "{}", moves_json(&pos))?;
+    }
+    Ok(())
+}
+
+fn apply(variant: Variant, json: bool, moves: &[String]) -> anyhow::Result<()> {
+    let mut pos = Position::start(variant);
+    let mut result = None;
+    for (i, text) in moves.iter().enumerate() {
+        if result.is_some() {
+            bail!("move {} `{text}`: the game is already over", i + 1);
+        }
+        let lm = pos.parse_move(text).with_context(|| format!("move {} `{text}`", i + 1))?;
+        match lm.after {
+            After::Position(next) => pos = next,
+            After::Won(o) => result = Some(o),
+        }
+    }
+    let outcome = result.or_else(|| pos.outcome());
+    if json {
+        let mut v = serde_json::to_value(pos.to_state_json())?;
+        if let Some(o) = outcome {
+            v = json!({"winner": o.winner.letter(), "reason": o.reason.name(), "state": v});
+        }
+        println!("{v}");
+    } else {
+        println!("{pos}");
+        match outcome {
+            Some(o) => println!("game over: {} wins ({})", o.winner, o.reason.name()),
+            None => println!("legal: {}", pos.legal_notations().join(" ")),
+        }
+    }
+    Ok(())
 }

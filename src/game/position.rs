@@ -175,3 +175,19 @@ impl Position {
         (pos.total_seeds() <= TOTAL_SEEDS).then_some(pos)
     }
 }
+
+impl Position {
+    /// The left-right mirror image: each side's hole `n` becomes hole `9 - n` of the same row.
+    /// Only `kujifunza` is symmetric under it (tested: legal moves and results mirror exactly);
+    /// in `kiswahili` the nyumba (hole 5) has no mirror twin, so the image is not a real game.
+    pub fn mirrored(&self) -> Position {
+        let mirror = |ring: usize| if ring < 8 { 7 - ring } else { 23 - ring };
+        let mut holes = [[0u8; 16]; 2];
+        for side in 0..2 {
+            for r in 0..16 {
+                holes[side][mirror(r)] = self.holes[side][r];
+            }
+        }
+        Position { holes, takasia: self.takasia.map(|t| 7 - t), ..*self }
+    }
+}

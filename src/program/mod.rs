@@ -2,5 +2,6 @@
 
 pub mod elo;
 pub mod players;
+pub mod random_games;
 pub mod sprt;
 pub mod tournament;

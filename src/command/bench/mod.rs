@@ -1,21 +1,33 @@
-//! `bao bench ...`: throughput figures, printed.
+//! `bao bench ...`: throughput figures, printed. One file per benchmark.
 
+use clap::Subcommand;
+
+pub mod net;
 pub mod players;
+pub mod rules;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     #[command(subcommand)]
-    pub command: BenchCommand,
+    pub what: Bench,
 }
 
-#[derive(Debug, clap::Subcommand)]
-pub enum BenchCommand {
-    /// Alpha-beta nodes/s and time per move of each baseline player.
+#[derive(Debug, Subcommand)]
+pub enum Bench {
+    /// Rules throughput: random playouts (moves/s, games/s) on one thread and all cores, and
+    /// batched feature encoding.
+    Rules(rules::Args),
+    /// Network forward throughput (positions/s, GFLOP/s) per preset and batch size, beside
+    /// the machine's measured matmul peak.
+    Net(net::Args),
+    /// Alpha-beta nodes/s and time per move of each baseline player at its default.
     Players(players::Args),
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    match args.command {
-        BenchCommand::Players(a) => players::run(a),
+    match args.what {
+        Bench::Rules(a) => rules::run(a),
+        Bench::Net(a) => net::run(a),
+        Bench::Players(a) => players::run(a),
     }
 }

@@ -1,0 +1,139 @@
+//! `bao bench net`: how fast the network evaluates batches, against what the machine can do.
+//!
+//! For each architecture and batch size it runs the search path (`NetEvaluator::evaluate`:
+//! host buffers in, probabilities and values out) and prints positions/s and the achieved
+//! GFLOP/s (convolution and linear multiply-adds, see `neuralnet::flops_per_position`). The
+//! reference is the measured throughput of a large f32 matmul on the same device with the same
+//! thread settings: the fraction of it a forward pass reaches says how much is left to gain.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use rand::{Rng, SeedableRng};
+use tch::{Device, Kind, Tensor};
+
+use crate::game::features::FEATURES;
+use crate::game::{Variant, ACTIONS};
+use crate::neuralnet::{self, DeviceChoice, NetConfig, NetEvaluator, Network};
+use crate::search::Evaluator;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Presets to measure (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "tiny,small,large")]
+    pub presets: Vec<String>,
+    /// Also measure the architecture in this TOML file (see configs/network/).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Batch sizes (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16,32,64,128,256,512,1024")]
+    pub batches: Vec<usize>,
+    /// Device: cpu, cuda or auto.
+    #[arg(long, default_value = "auto")]
+    pub device: DeviceChoice,
+    /// Intra-op threads (default: one per core, as `neuralnet::configure_threads`).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Minimum seconds of timed work per measurement (at least 2 batches are timed).
+    #[arg(long, default_value_t = 0.3)]
+    pub seconds: f64,
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    neuralnet::configure_threads(args.threads);
+    let device = args.device.resolve()?;
+    anyhow::ensure!(args.seconds > 0.0 && args.seconds.is_finite(), "--seconds must be > 0");
+    anyhow::ensure!(args.batches.iter().all(|&b| b > 0), "batch sizes must be > 0");
+    let mut nets: Vec<(String, NetConfig)> = Vec::new();
+    for name in &args.presets {
+        nets.push((name.clone(), NetConfig::preset(name)?));
+    }
+    if let Some(path) = &args.config {
+        nets.push((path.display().to_string(), crate::config::load_toml(path)?));
+    }
+    let budget = Duration::from_secs_f64(args.seconds);
+
+    println!(
+        "device {device:?}, torch threads {} intra-op / {} inter-op",
+        tch::get_num_threads(),
+        tch::get_num_interop_threads()
+    );
+    let peak = matmul_peak(device, budget)?;
+    println!("matmul peak (f32 1024x1024 mm): {peak:.1} GFLOP/s\n");
+    println!(
+        "{:<10} {:>7} {:>9} {:>6} {:>12} {:>10} {:>9} {:>7}",
+        "net", "size", "MFLOP/pos", "batch", "positions/s", "ms/batch", "GFLOP/s", "% peak"
+    );
+
+    let steps = (nets.len() * args.batches.len()) as u64;
+    let bar = indicatif::ProgressBar::new(steps).with_style(
+        indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}")
+            .context("progress bar template")?,
+    );
+    for (name, cfg) in &nets {
+        tch::manual_seed(0);
+        let mut eval = NetEvaluator::new(Network::new(cfg, Variant::Kiswahili, device)?);
+        let flops = neuralnet::flops_per_position(cfg);
+        for &batch in &args.batches {
+            bar.set_message(format!("{name} batch {batch}"));
+            let (rate, per_batch) = measure(&mut eval, batch, budget)?;
+            let gflops = rate * flops / 1e9;
+            // `suspend`, not `println`: the rows must reach stdout even when it is no terminal.
+            bar.suspend(|| println!(
+                "{:<10} {:>7} {:>9.2} {:>6} {:>12.0} {:>10.3} {:>9.1} {:>6.1}%",
+                name,
+                cfg.short_name(),
+                flops / 1e6,
+                batch,
+                rate,
+                per_batch * 1e3,
+                gflops,
+                100.0 * gflops / peak
+            ));
+            bar.inc(1);
+        }
+    }
+    bar.finish_and_clear();
+    Ok(())
+}
+
+/// Positions per second and seconds per batch of `eval` at batch size `batch`.
+fn measure(eval: &mut NetEvaluator, batch: usize, budget: Duration) -> anyhow::Result<(f64, f64)> {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(batch as u64);
+    let features: Vec<f32> = (0..batch * FEATURES).map(|_| rng.random::<f32>()).collect();
+    let masks: Vec<u64> = (0..batch).map(|_| rng.random::<u64>() | 1).collect();
+    let mut policy = vec![0f32; batch * ACTIONS];
+    let mut values = vec![0f32; batch];
+    eval.evaluate(&features, &masks, &mut policy, &mut values)?; // warm-up (allocator, kernels)
+    let start = Instant::now();
+    let mut runs = 0u32;
+    while runs < 2 || start.elapsed() < budget {
+        eval.evaluate(&features, &masks, &mut policy, &mut values)?;
+        runs += 1;
+    }
+    let secs = start.elapsed().as_secs_f64();
+    Ok((runs as f64 * batch as f64 / secs, secs / runs as f64))
+}
+
+/// GFLOP/s of a 1024 x 1024 f32 matmul on `device`.
+fn matmul_peak(device: Device, budget: Duration) -> anyhow::Result<f64> {
+    let n = 1024i64;
+    let a = Tensor::randn([n, n], (Kind::Float, device));
+    let b = Tensor::randn([n, n], (Kind::Float, device));
+    let sync = |t: &Tensor| -> anyhow::Result<()> {
+        // Reading one value waits for queued GPU work; free on the CPU.
+        f64::try_from(t.get(0).get(0)).map(|_| ()).map_err(anyhow::Error::from)
+    };
+    let mut c = a.matmul(&b);
+    sync(&c)?;
+    let start = Instant::now();
+    let mut runs = 0u32;
+    while runs < 3 || start.elapsed() < budget {
+        c = a.matmul(&b);
+        runs += 1;
+    }
+    sync(&c)?;
+    let secs = start.elapsed().as_secs_f64();
+    Ok(runs as f64 * 2.0 * (n * n * n) as f64 / secs / 1e9)
+}

@@ -1,0 +1,164 @@
+//! Checkpoint files: `NAME.safetensors` (weights) + `NAME.json` (this metadata sidecar).
+//!
+//! The sidecar holds everything needed to rebuild the network (architecture, variant, feature
+//! encoding version), so any command loads a checkpoint from its path alone, and it can be read
+//! without touching the weights ([`CheckpointMeta::read`]). Files are written under a `.tmp`
+//! name and renamed; the sidecar is renamed last, so a present sidecar marks a complete
+//! checkpoint for anyone watching a directory.
+//!
+//! A [`super::Learner`] also writes `NAME.optim.safetensors` + `NAME.optim.json` (optimizer
+//! moments and counters, see [`super::learner`]) for exact resumption; evaluation never needs
+//! them.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+
+use super::config::NetConfig;
+use crate::game::{features, Variant};
+
+/// Version of the sidecar layout itself (not of the features; see `encoding_version`).
+pub const CHECKPOINT_FORMAT: u32 = 1;
+
+/// Where a checkpoint sits in a training run. Given to [`super::Network::save`].
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lineage {
+    /// Optimizer steps taken to produce these weights.
+    pub step: u64,
+    /// Self-play generation (training iteration) the weights belong to.
+    pub generation: u64,
+    /// File name (or path) of the checkpoint training started from, if any.
+    pub parent: Option<String>,
+}
+
+/// The JSON sidecar of a checkpoint.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckpointMeta {
+    /// [`CHECKPOINT_FORMAT`] of the writer.
+    pub format: u32,
+    /// The game the network was trained for.
+    pub variant: Variant,
+    /// [`features::ENCODING_VERSION`] the network was trained with.
+    pub encoding_version: u32,
+    /// The architecture (resolved; never a bare preset name).
+    pub config: NetConfig,
+    /// Optimizer steps taken to produce these weights (see [`Lineage`]).
+    pub step: u64,
+    /// Self-play generation the weights belong to.
+    pub generation: u64,
+    /// The checkpoint training started from, if any.
+    pub parent: Option<String>,
+    /// Seconds since the Unix epoch when written.
+    pub created_unix: u64,
+    /// Number of weights (scalars) in the `.safetensors` file, for a quick sanity check.
+    pub parameters: u64,
+    /// Version of bao-zero that wrote the file.
+    pub writer: String,
+}
+
+impl CheckpointMeta {
+    /// Step, generation and parent.
+    pub fn lineage(&self) -> Lineage {
+        Lineage { step: self.step, generation: self.generation, parent: self.parent.clone() }
+    }
+
+    /// Reads the sidecar of the checkpoint at `path` (the `.safetensors` or the `.json`).
+    /// Refuses sidecars of an unknown format; variant and encoding are checked by
+    /// [`Self::check_compatible`].
+    pub fn read(path: &Path) -> anyhow::Result<CheckpointMeta> {
+        let sidecar = sidecar_path(path)?;
+        let text = std::fs::read_to_string(&sidecar).with_context(|| {
+            format!("cannot read checkpoint metadata {} (every checkpoint has one)", sidecar.display())
+        })?;
+        let meta: CheckpointMeta = serde_json::from_str(&text)
+            .with_context(|| format!("checkpoint metadata {} is malformed", sidecar.display()))?;
+        anyhow::ensure!(
+            meta.format == CHECKPOINT_FORMAT,
+            "checkpoint metadata {} has format {} but this build reads format {}",
+            sidecar.display(),
+            meta.format,
+            CHECKPOINT_FORMAT
+        );
+        Ok(meta)
+    }
+
+    /// Fails unless these weights were built for the feature encoding of this build.
+    pub fn check_encoding(&self, path: &Path) -> anyhow::Result<()> {
+        anyhow::ensure!(
+            self.encoding_version == features::ENCODING_VERSION,
+            "checkpoint {} uses feature encoding version {} but this build encodes positions \
+             with version {}; retrain or use a matching bao-zero version",
+            path.display(),
+            self.encoding_version,
+            features::ENCODING_VERSION
+        );
+        Ok(())
+    }
+
+    /// Fails unless the checkpoint plays `variant` with this build's feature encoding.
+    pub fn check_compatible(&self, path: &Path, variant: Variant) -> anyhow::Result<()> {
+        anyhow::ensure!(
+            self.variant == variant,
+            "checkpoint {} was trained for bao la {} but bao la {} is being played",
+            path.display(),
+            self.variant,
+            variant
+        );
+        self.check_encoding(path)
+    }
+
+    pub(crate) fn write(&self, path: &Path) -> anyhow::Result<()> {
+        let sidecar = sidecar_path(path)?;
+        let text = serde_json::to_string_pretty(self).context("cannot serialise metadata")?;
+        write_atomically(&sidecar, |tmp| Ok(std::fs::write(tmp, text + "\n")?))
+    }
+}
+
+/// Checks that `path` names the weights file (`*.safetensors`).
+pub fn weights_path(path: &Path) -> anyhow::Result<PathBuf> {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("safetensors") => Ok(path.to_path_buf()),
+        Some("json") => Ok(path.with_extension("safetensors")),
+        _ => anyhow::bail!(
+            "checkpoint path {} must end in `.safetensors` (its sidecar is the `.json` beside it)",
+            path.display()
+        ),
+    }
+}
+
+/// The sidecar (`NAME.json`) of the checkpoint `NAME.safetensors` (or `NAME.json` itself).
+pub fn sidecar_path(path: &Path) -> anyhow::Result<PathBuf> {
+    Ok(weights_path(path)?.with_extension("json"))
+}
+
+/// `NAME.optim.safetensors` and `NAME.optim.json` beside the checkpoint `NAME.safetensors`.
+pub fn optimizer_paths(path: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
+    let w = weights_path(path)?;
+    Ok((w.with_extension("optim.safetensors"), w.with_extension("optim.json")))
+}
+
+/// Runs `write` on `PATH.tmp`, then renames it to `path`, so readers never see half a file.
+pub fn write_atomically(
+    path: &Path,
+    write: impl FnOnce(&Path) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create directory {}", dir.display()))?;
+    }
+    write(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
+}
+
+pub(crate) fn now_unix() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}

@@ -1,0 +1,128 @@
+//! Network architecture: how many residual blocks, how wide, how big the heads are.
+//!
+//! A config is either a named preset or explicit fields, and a preset can be refined:
+//!
+//! ```toml
+//! [network]
+//! preset = "small"      # tiny | small | large; optional
+//! blocks = 8            # any field given overrides the preset's value
+//! ```
+//!
+//! Without `preset` every field must be given. Checkpoint sidecars store the resolved, explicit
+//! form (no `preset` key), so a checkpoint never depends on what the presets say today.
+
+use serde::{Deserialize, Serialize};
+
+/// Names of the built-in presets, smallest first.
+pub const PRESETS: [&str; 3] = ["tiny", "small", "large"];
+
+/// The resolved architecture of a residual policy/value network (see [`super::model`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "RawNetConfig")]
+pub struct NetConfig {
+    /// Residual blocks (two 3x3 convolutions each) after the input convolution.
+    pub blocks: usize,
+    /// Channels of the trunk.
+    pub channels: usize,
+    /// Channels of the policy head's 1x1 convolution before its linear layer.
+    pub policy_channels: usize,
+    /// Channels of the value head's 1x1 convolution.
+    pub value_channels: usize,
+    /// Width of the value head's hidden linear layer.
+    pub value_hidden: usize,
+}
+
+/// What TOML may say: a preset and/or explicit fields. Unknown keys are refused.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawNetConfig {
+    preset: Option<String>,
+    blocks: Option<usize>,
+    channels: Option<usize>,
+    policy_channels: Option<usize>,
+    value_channels: Option<usize>,
+    value_hidden: Option<usize>,
+}
+
+impl TryFrom<RawNetConfig> for NetConfig {
+    type Error = anyhow::Error;
+
+    fn try_from(raw: RawNetConfig) -> anyhow::Result<NetConfig> {
+        let base = raw.preset.as_deref().map(NetConfig::preset).transpose()?;
+        let pick = |given: Option<usize>, from_preset: Option<usize>, name: &str| {
+            given.or(from_preset).ok_or_else(|| {
+                anyhow::anyhow!("network config: `{name}` is missing (give it, or a `preset`)")
+            })
+        };
+        let config = NetConfig {
+            blocks: pick(raw.blocks, base.as_ref().map(|b| b.blocks), "blocks")?,
+            channels: pick(raw.channels, base.as_ref().map(|b| b.channels), "channels")?,
+            policy_channels: pick(
+                raw.policy_channels,
+                base.as_ref().map(|b| b.policy_channels),
+                "policy_channels",
+            )?,
+            value_channels: pick(
+                raw.value_channels,
+                base.as_ref().map(|b| b.value_channels),
+                "value_channels",
+            )?,
+            value_hidden: pick(
+                raw.value_hidden,
+                base.as_ref().map(|b| b.value_hidden),
+                "value_hidden",
+            )?,
+        };
+        config.validate()?;
+        Ok(config)
+    }
+}
+
+impl NetConfig {
+    /// A built-in preset: `tiny` (tests), `small` (the default), `large`.
+    pub fn preset(name: &str) -> anyhow::Result<NetConfig> {
+        let (blocks, channels, policy_channels, value_channels, value_hidden) = match name {
+            "tiny" => (1, 16, 4, 2, 32),
+            "small" => (6, 64, 4, 2, 128),
+            "large" => (12, 128, 8, 4, 256),
+            other => anyhow::bail!(
+                "unknown network preset `{other}` (known: {})",
+                PRESETS.join(", ")
+            ),
+        };
+        Ok(NetConfig { blocks, channels, policy_channels, value_channels, value_hidden })
+    }
+
+    /// Refuses sizes that cannot build a network or are almost surely typos.
+    pub fn validate(&self) -> anyhow::Result<()> {
+        let check = |value: usize, name: &str, max: usize| {
+            anyhow::ensure!(
+                (1..=max).contains(&value),
+                "network config: `{name}` = {value} is out of range 1..={max}"
+            );
+            Ok(())
+        };
+        anyhow::ensure!(
+            self.blocks <= 80,
+            "network config: `blocks` = {} is out of range 0..=80",
+            self.blocks
+        );
+        check(self.channels, "channels", 1024)?;
+        check(self.policy_channels, "policy_channels", 256)?;
+        check(self.value_channels, "value_channels", 256)?;
+        check(self.value_hidden, "value_hidden", 4096)?;
+        Ok(())
+    }
+
+    /// `6x64` style: blocks x channels.
+    pub fn short_name(&self) -> String {
+        format!("{}x{}", self.blocks, self.channels)
+    }
+}
+
+impl Default for NetConfig {
+    /// The `small` preset.
+    fn default() -> NetConfig {
+        NetConfig::preset("small").expect("`small` is a built-in preset")
+    }
+}

@@ -1,0 +1,197 @@
+//! The network as a search [`Evaluator`], and a position cache in front of any evaluator.
+
+use std::hash::Hasher;
+use std::path::Path;
+
+use super::network::Network;
+use super::DeviceChoice;
+use crate::game::features::FEATURES;
+use crate::game::ACTIONS;
+use crate::search::Evaluator;
+
+/// A [`Network`] judging batches for search: evaluation mode (batch norm on running
+/// statistics), no gradients, one forward pass per batch, results copied off the device once.
+#[derive(Debug)]
+pub struct NetEvaluator {
+    net: Network,
+}
+
+impl NetEvaluator {
+    pub fn new(net: Network) -> NetEvaluator {
+        NetEvaluator { net }
+    }
+
+    /// Loads a checkpoint (see [`Network::load`]) onto the chosen device.
+    pub fn load(path: &Path, device: DeviceChoice) -> anyhow::Result<NetEvaluator> {
+        Ok(NetEvaluator::new(Network::load(path, device.resolve()?)?))
+    }
+
+    pub fn network(&self) -> &Network {
+        &self.net
+    }
+
+    pub fn into_network(self) -> Network {
+        self.net
+    }
+}
+
+impl Evaluator for NetEvaluator {
+    fn evaluate(
+        &mut self,
+        features: &[f32],
+        masks: &[u64],
+        policy: &mut [f32],
+        values: &mut [f32],
+    ) -> anyhow::Result<()> {
+        let n = masks.len();
+        anyhow::ensure!(
+            policy.len() == n * ACTIONS && values.len() == n,
+            "output buffers hold {} and {} floats, expected {} and {n}",
+            policy.len(),
+            values.len(),
+            n * ACTIONS
+        );
+        let out = self.net.infer(features, masks)?;
+        for ((row, p), v) in out.chunks_exact(ACTIONS + 1).zip(policy.chunks_exact_mut(ACTIONS)).zip(values)
+        {
+            p.copy_from_slice(&row[..ACTIONS]);
+            *v = row[ACTIONS];
+        }
+        Ok(())
+    }
+
+    fn name(&self) -> String {
+        let l = self.net.lineage();
+        format!("net {} {} step {}", self.net.variant(), self.net.config().short_name(), l.step)
+    }
+}
+
+/// One slot of the cache table.
+#[derive(Clone)]
+struct Entry {
+    key: u64,
+    value: f32,
+    policy: [f32; ACTIONS],
+}
+
+/// A fixed-size cache of evaluations in front of any evaluator, keyed by a 64-bit hash of the
+/// **feature bytes and the legal mask** (the `Evaluator` sees no positions; hashing its input
+/// makes the cache exact for whatever the encoding captures and independent of the rules
+/// core). Direct-mapped: a new result overwrites the slot its key maps to, so memory is fixed
+/// (about 270 bytes x capacity) and old entries age out by collision. Misses of a batch go to
+/// the inner evaluator as one smaller batch. Two positions share a result only if their 64-bit
+/// keys collide (~1e-7 after 1e6 distinct positions).
+pub struct CachedEvaluator<E> {
+    inner: E,
+    table: Vec<Option<Entry>>,
+    hits: u64,
+    lookups: u64,
+    // Scratch buffers for the misses, reused between batches.
+    miss_features: Vec<f32>,
+    miss_masks: Vec<u64>,
+    miss_policy: Vec<f32>,
+    miss_values: Vec<f32>,
+}
+
+impl<E: Evaluator> CachedEvaluator<E> {
+    /// `capacity` slots (at least 1).
+    pub fn new(inner: E, capacity: usize) -> CachedEvaluator<E> {
+        CachedEvaluator {
+            inner,
+            table: vec![None; capacity.max(1)],
+            hits: 0,
+            lookups: 0,
+            miss_features: Vec::new(),
+            miss_masks: Vec::new(),
+            miss_policy: Vec::new(),
+            miss_values: Vec::new(),
+        }
+    }
+
+    /// Fraction of lookups answered from the cache so far.
+    pub fn hit_rate(&self) -> f64 {
+        if self.lookups == 0 {
+            0.0
+        } else {
+            self.hits as f64 / self.lookups as f64
+        }
+    }
+
+    pub fn inner(&self) -> &E {
+        &self.inner
+    }
+
+    /// Forgets all entries (e.g. after the inner network's weights changed).
+    pub fn clear(&mut self) {
+        self.table.iter_mut().for_each(|e| *e = None);
+    }
+
+    fn key(features: &[f32], mask: u64) -> u64 {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        for x in features {
+            h.write_u32(x.to_bits());
+        }
+        h.write_u64(mask);
+        h.finish()
+    }
+}
+
+impl<E: Evaluator> Evaluator for CachedEvaluator<E> {
+    fn evaluate(
+        &mut self,
+        features: &[f32],
+        masks: &[u64],
+        policy: &mut [f32],
+        values: &mut [f32],
+    ) -> anyhow::Result<()> {
+        let n = masks.len();
+        anyhow::ensure!(features.len() == n * FEATURES, "feature buffer size mismatch");
+        anyhow::ensure!(policy.len() == n * ACTIONS && values.len() == n, "output size mismatch");
+        let slots = self.table.len() as u64;
+        self.miss_features.clear();
+        self.miss_masks.clear();
+        let mut misses = Vec::new();
+        for i in 0..n {
+            let f = &features[i * FEATURES..(i + 1) * FEATURES];
+            let key = Self::key(f, masks[i]);
+            self.lookups += 1;
+            match &self.table[(key % slots) as usize] {
+                Some(e) if e.key == key => {
+                    self.hits += 1;
+                    policy[i * ACTIONS..(i + 1) * ACTIONS].copy_from_slice(&e.policy);
+                    values[i] = e.value;
+                }
+                _ => {
+                    self.miss_features.extend_from_slice(f);
+                    self.miss_masks.push(masks[i]);
+                    misses.push((i, key));
+                }
+            }
+        }
+        if misses.is_empty() {
+            return Ok(());
+        }
+        let m = misses.len();
+        self.miss_policy.resize(m * ACTIONS, 0.0);
+        self.miss_values.resize(m, 0.0);
+        self.inner.evaluate(
+            &self.miss_features,
+            &self.miss_masks,
+            &mut self.miss_policy,
+            &mut self.miss_values,
+        )?;
+        for (j, &(i, key)) in misses.iter().enumerate() {
+            let p = &self.miss_policy[j * ACTIONS..(j + 1) * ACTIONS];
+            policy[i * ACTIONS..(i + 1) * ACTIONS].copy_from_slice(p);
+            values[i] = self.miss_values[j];
+            let mut entry = Entry { key, value: values[i], policy: [0.0; ACTIONS] };
+            entry.policy.copy_from_slice(p);
+            self.table[(key % slots) as usize] = Some(entry);
+        }
+        Ok(())
+    }
+
+    fn name(&self) -> String {
+        format!("{} (cached)", self.inner.name())
+    }
+}

@@ -1,0 +1,133 @@
+//! The residual convolutional network (AlphaZero shape, sized for the 4 x 8 board).
+//!
+//! input `[n, PLANES, 4, 8]` -> 3x3 conv + BN + ReLU -> `blocks` x (3x3 conv, BN, ReLU, 3x3 conv,
+//! BN, + skip, ReLU) -> two heads:
+//! - policy: 1x1 conv (`policy_channels`) + BN + ReLU -> linear to `ACTIONS` logits;
+//! - value: 1x1 conv (`value_channels`) + BN + ReLU -> linear `value_hidden` + ReLU -> linear 1
+//!   -> tanh.
+//!
+//! Convolutions before batch norm carry no bias (BN's shift replaces it). Variable names in the
+//! [`nn::VarStore`] (`stem.conv.weight`, `block3.bn2.running_var`, ...) are the checkpoint's
+//! tensor names, so renaming a layer breaks old checkpoints.
+
+use tch::nn::{self, Module, ModuleT};
+use tch::Tensor;
+
+use super::config::NetConfig;
+use crate::game::features::{CELLS, COLS, PLANES, ROWS};
+use crate::game::ACTIONS;
+
+/// A convolution followed by batch norm (no ReLU: blocks add the skip first).
+#[derive(Debug)]
+struct ConvBn {
+    conv: nn::Conv2D,
+    bn: nn::BatchNorm,
+}
+
+impl ConvBn {
+    fn new(p: nn::Path, c_in: usize, c_out: usize, kernel: i64) -> ConvBn {
+        let cfg = nn::ConvConfig { padding: kernel / 2, bias: false, ..Default::default() };
+        ConvBn {
+            conv: nn::conv2d(&p / "conv", c_in as i64, c_out as i64, kernel, cfg),
+            bn: nn::batch_norm2d(&p / "bn", c_out as i64, Default::default()),
+        }
+    }
+
+    fn forward_t(&self, x: &Tensor, train: bool) -> Tensor {
+        self.bn.forward_t(&x.apply(&self.conv), train)
+    }
+}
+
+#[derive(Debug)]
+struct Block {
+    first: ConvBn,
+    second: ConvBn,
+}
+
+impl Block {
+    fn forward_t(&self, x: &Tensor, train: bool) -> Tensor {
+        let y = self.first.forward_t(x, train).relu();
+        (self.second.forward_t(&y, train) + x).relu()
+    }
+}
+
+/// The network's layers; weights live in the [`nn::VarStore`] it was built on.
+#[derive(Debug)]
+pub(crate) struct Model {
+    stem: ConvBn,
+    blocks: Vec<Block>,
+    policy_conv: ConvBn,
+    policy_fc: nn::Linear,
+    value_conv: ConvBn,
+    value_fc1: nn::Linear,
+    value_fc2: nn::Linear,
+}
+
+impl Model {
+    pub(crate) fn new(root: &nn::Path, cfg: &NetConfig) -> Model {
+        let c = cfg.channels;
+        let blocks = (0..cfg.blocks)
+            .map(|i| {
+                let p = root / format!("block{i}");
+                Block {
+                    first: ConvBn::new(&p / "a", c, c, 3),
+                    second: ConvBn::new(&p / "b", c, c, 3),
+                }
+            })
+            .collect();
+        let lin = Default::default;
+        Model {
+            stem: ConvBn::new(root / "stem", PLANES, c, 3),
+            blocks,
+            policy_conv: ConvBn::new(root / "policy", c, cfg.policy_channels, 1),
+            policy_fc: nn::linear(
+                root / "policy_fc",
+                (cfg.policy_channels * CELLS) as i64,
+                ACTIONS as i64,
+                lin(),
+            ),
+            value_conv: ConvBn::new(root / "value", c, cfg.value_channels, 1),
+            value_fc1: nn::linear(
+                root / "value_fc1",
+                (cfg.value_channels * CELLS) as i64,
+                cfg.value_hidden as i64,
+                lin(),
+            ),
+            value_fc2: nn::linear(root / "value_fc2", cfg.value_hidden as i64, 1, lin()),
+        }
+    }
+
+    /// `x`: `[n, PLANES * CELLS]` or `[n, PLANES, ROWS, COLS]` floats. Returns raw policy
+    /// logits `[n, ACTIONS]` (unmasked) and values `[n]` in `[-1, 1]`. `train` selects batch
+    /// statistics (and updates the running ones) in batch norm.
+    pub(crate) fn forward_t(&self, x: &Tensor, train: bool) -> (Tensor, Tensor) {
+        let x = x.reshape([-1, PLANES as i64, ROWS as i64, COLS as i64]);
+        let mut h = self.stem.forward_t(&x, train).relu();
+        for block in &self.blocks {
+            h = block.forward_t(&h, train);
+        }
+        let p = self.policy_conv.forward_t(&h, train).relu().flatten(1, -1);
+        let logits = self.policy_fc.forward(&p);
+        let v = self.value_conv.forward_t(&h, train).relu().flatten(1, -1);
+        let v = self.value_fc1.forward(&v).relu();
+        let value = self.value_fc2.forward(&v).tanh().squeeze_dim(1);
+        (logits, value)
+    }
+}
+
+/// Multiply-adds x 2 of one forward pass for one position (convolutions and linear layers;
+/// batch norm, ReLU and softmax are ignored as they are a few percent at most). Used by
+/// `bao bench net` to turn positions/s into GFLOP/s.
+pub fn flops_per_position(cfg: &NetConfig) -> f64 {
+    let cells = CELLS as f64;
+    let conv = |c_in: usize, c_out: usize, k: usize| 2.0 * (c_in * c_out * k * k) as f64 * cells;
+    let linear = |i: usize, o: usize| 2.0 * (i * o) as f64;
+    let c = cfg.channels;
+    conv(PLANES, c, 3)
+        + cfg.blocks as f64 * 2.0 * conv(c, c, 3)
+        + conv(c, cfg.policy_channels, 1)
+        + linear(cfg.policy_channels * CELLS, ACTIONS)
+        + conv(c, cfg.value_channels, 1)
+        + linear(cfg.value_channels * CELLS, cfg.value_hidden)
+        + linear(cfg.value_hidden, 1)
+}

@@ -1,0 +1,245 @@
+//! [`Network`]: the model plus its weights, variant and lineage; building, saving, loading.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use anyhow::Context;
+use tch::{nn, Device, Kind, Tensor};
+
+use super::checkpoint::{self, CheckpointMeta, Lineage, CHECKPOINT_FORMAT};
+use super::config::NetConfig;
+use super::model::Model;
+use crate::game::features::{self, FEATURES};
+use crate::game::{Variant, ACTIONS};
+
+/// Logit given to illegal actions: finite (a row with no legal action stays NaN-free, and
+/// `0 * logp` stays 0 in the loss) yet far enough below any real logit that its probability
+/// is exactly zero in f32.
+const ILLEGAL_LOGIT: f64 = -1.0e9;
+
+/// A policy/value network for one variant.
+pub struct Network {
+    vs: nn::VarStore,
+    model: Model,
+    config: NetConfig,
+    variant: Variant,
+    lineage: Lineage,
+}
+
+impl std::fmt::Debug for Network {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Network")
+            .field("config", &self.config)
+            .field("variant", &self.variant)
+            .field("device", &self.vs.device())
+            .field("lineage", &self.lineage)
+            .finish()
+    }
+}
+
+impl Network {
+    /// A freshly initialised network (weights from torch's global RNG: call
+    /// `tch::manual_seed` first for reproducible weights).
+    pub fn new(config: &NetConfig, variant: Variant, device: Device) -> anyhow::Result<Network> {
+        config.validate()?;
+        let vs = nn::VarStore::new(device);
+        let model = Model::new(&vs.root(), config);
+        Ok(Network { vs, model, config: config.clone(), variant, lineage: Lineage::default() })
+    }
+
+    pub fn variant(&self) -> Variant {
+        self.variant
+    }
+
+    pub fn config(&self) -> &NetConfig {
+        &self.config
+    }
+
+    pub fn device(&self) -> Device {
+        self.vs.device()
+    }
+
+    /// Step, generation and parent as loaded (default for a fresh network).
+    pub fn lineage(&self) -> &Lineage {
+        &self.lineage
+    }
+
+    pub fn set_lineage(&mut self, lineage: Lineage) {
+        self.lineage = lineage;
+    }
+
+    /// Stops tracking gradients for all weights (inference-only copies, tracing).
+    pub fn freeze(&mut self) {
+        self.vs.freeze();
+    }
+
+    pub(crate) fn lineage_mut(&mut self) -> &mut Lineage {
+        &mut self.lineage
+    }
+
+    /// Number of scalars in all tensors (weights and batch-norm statistics).
+    pub fn parameters(&self) -> u64 {
+        self.vs.variables().values().map(|t| t.numel() as u64).sum()
+    }
+
+    /// The variables (for the optimizer and tests).
+    pub fn var_store(&self) -> &nn::VarStore {
+        &self.vs
+    }
+
+    /// Masked log-probabilities `[n, ACTIONS]` and values `[n]`. `features`: `[n, FEATURES]`
+    /// (or `[n, PLANES, 4, 8]`) floats; `legal`: `[n, ACTIONS]` bool (see [`legal_tensor`]).
+    /// `train` = batch norm on batch statistics. Gradients are tracked unless the caller is
+    /// inside `tch::no_grad`.
+    pub fn forward_t(&self, features: &Tensor, legal: &Tensor, train: bool) -> (Tensor, Tensor) {
+        let (logits, value) = self.model.forward_t(features, train);
+        let log_policy =
+            logits.masked_fill(&legal.logical_not(), ILLEGAL_LOGIT).log_softmax(1, Kind::Float);
+        (log_policy, value)
+    }
+
+    /// Evaluation-mode forward pass without gradients on host buffers: returns
+    /// `[n, ACTIONS + 1]` on the CPU, row = probabilities then value, copied out of the device
+    /// once. Rows whose mask is empty get all-zero probabilities.
+    pub fn infer(&self, features: &[f32], masks: &[u64]) -> anyhow::Result<Vec<f32>> {
+        let n = masks.len();
+        anyhow::ensure!(
+            features.len() == n * FEATURES,
+            "feature buffer holds {} floats, expected {} x {FEATURES}",
+            features.len(),
+            n
+        );
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        let out = tch::no_grad(|| {
+            let x = Tensor::from_slice(features).to_device(self.device()).view([n as i64, -1]);
+            let legal = legal_tensor(masks, self.device());
+            let (log_policy, value) = self.forward_t(&x, &legal, false);
+            // Empty masks: softmax over all-equal logits would be uniform; zero it instead.
+            let any = legal.any_dim(1, true);
+            let policy = log_policy.exp() * any.to_kind(Kind::Float);
+            Tensor::cat(&[policy, value.unsqueeze(1)], 1).to_device(Device::Cpu)
+        });
+        let mut host = vec![0f32; n * (ACTIONS + 1)];
+        out.f_copy_data(&mut host, n * (ACTIONS + 1)).context("cannot copy network output")?;
+        Ok(host)
+    }
+
+    /// The metadata this network would be saved with.
+    pub fn meta(&self, lineage: &Lineage) -> CheckpointMeta {
+        CheckpointMeta {
+            format: CHECKPOINT_FORMAT,
+            variant: self.variant,
+            encoding_version: features::ENCODING_VERSION,
+            config: self.config.clone(),
+            step: lineage.step,
+            generation: lineage.generation,
+            parent: lineage.parent.clone(),
+            created_unix: checkpoint::now_unix(),
+            parameters: self.parameters(),
+            writer: format!("bao-zero {}", env!("CARGO_PKG_VERSION")),
+        }
+    }
+
+    /// Writes `path` (must end in `.safetensors`) and its `.json` sidecar, each atomically,
+    /// sidecar last.
+    pub fn save(&self, path: &Path, lineage: &Lineage) -> anyhow::Result<()> {
+        let path = checkpoint::weights_path(path)?;
+        let named: BTreeMap<String, Tensor> = self.vs.variables().into_iter().collect();
+        let named: Vec<(String, Tensor)> =
+            named.into_iter().map(|(k, t)| (k, t.to_device(Device::Cpu))).collect();
+        checkpoint::write_atomically(&path, |tmp| {
+            Tensor::write_safetensors(&named, tmp).map_err(anyhow::Error::from)
+        })?;
+        self.meta(lineage).write(&path)
+    }
+
+    /// Loads the checkpoint `NAME.safetensors` (sidecar `NAME.json` beside it) onto `device`.
+    /// Fails on an old feature encoding, a sidecar that does not describe the weights, and
+    /// corrupt files. Use [`Self::load_for`] where the variant is known.
+    pub fn load(path: &Path, device: Device) -> anyhow::Result<Network> {
+        let path = checkpoint::weights_path(path)?;
+        let meta = CheckpointMeta::read(&path)?;
+        meta.check_encoding(&path)?;
+        let mut net = Network::new(&meta.config, meta.variant, device).with_context(|| {
+            format!("checkpoint metadata {} has a bad architecture", path.display())
+        })?;
+        net.load_weights(&path)?;
+        net.lineage = meta.lineage();
+        Ok(net)
+    }
+
+    /// [`Self::load`], refusing a checkpoint trained for another variant.
+    pub fn load_for(path: &Path, variant: Variant, device: Device) -> anyhow::Result<Network> {
+        let meta = CheckpointMeta::read(path)?;
+        meta.check_compatible(path, variant)?;
+        Network::load(path, device)
+    }
+
+    /// Fails unless this network plays `variant`.
+    pub fn ensure_variant(&self, variant: Variant) -> anyhow::Result<()> {
+        anyhow::ensure!(
+            self.variant == variant,
+            "network was trained for bao la {} but bao la {} is being played",
+            self.variant,
+            variant
+        );
+        Ok(())
+    }
+
+    /// A copy of this network (weights included) on `device`.
+    pub fn duplicate(&self, device: Device) -> anyhow::Result<Network> {
+        let mut copy = Network::new(&self.config, self.variant, device)?;
+        copy.vs.copy(&self.vs).context("cannot copy network weights")?;
+        copy.lineage = self.lineage.clone();
+        Ok(copy)
+    }
+
+    /// Copies the tensors of a `.safetensors` file into this network, requiring exactly the
+    /// same names, shapes and float type (unlike `VarStore::load`, which would broadcast a
+    /// wrongly shaped tensor and ignore extra ones).
+    fn load_weights(&mut self, path: &Path) -> anyhow::Result<()> {
+        let stored: HashMap<String, Tensor> = Tensor::read_safetensors(path)
+            .map_err(|e| {
+                anyhow::anyhow!("checkpoint weights {} are unreadable or corrupt: {e}", path.display())
+            })?
+            .into_iter()
+            .collect();
+        let mut ours = self.vs.variables();
+        let mut extra: Vec<&String> = stored.keys().filter(|k| !ours.contains_key(*k)).collect();
+        extra.sort();
+        anyhow::ensure!(
+            extra.is_empty(),
+            "checkpoint weights {} hold tensors the architecture in its sidecar lacks: {:?}",
+            path.display(),
+            extra
+        );
+        for (name, var) in ours.iter_mut() {
+            let src = stored.get(name).with_context(|| {
+                format!("checkpoint weights {} lack tensor `{name}`", path.display())
+            })?;
+            anyhow::ensure!(
+                src.size() == var.size() && src.kind() == var.kind(),
+                "checkpoint weights {}: tensor `{name}` is {:?} {:?}, the architecture needs {:?} {:?}",
+                path.display(),
+                src.kind(),
+                src.size(),
+                var.kind(),
+                var.size()
+            );
+            tch::no_grad(|| var.f_copy_(src))
+                .with_context(|| format!("cannot copy tensor `{name}`"))?;
+        }
+        Ok(())
+    }
+}
+
+/// `[n, ACTIONS]` bool tensor on `device`: entry `(i, a)` = bit `a` of `masks[i]`.
+pub fn legal_tensor(masks: &[u64], device: Device) -> Tensor {
+    let mut bits = Vec::with_capacity(masks.len() * ACTIONS);
+    for &m in masks {
+        bits.extend((0..ACTIONS).map(|a| m >> a & 1 == 1));
+    }
+    Tensor::from_slice(&bits).view([masks.len() as i64, ACTIONS as i64]).to_device(device)
+}

@@ -1,0 +1,32 @@
+//! TOML configs: typed, and unknown keys are refused with the key and the file named.
+
+use bao::neuralnet::NetConfig;
+
+#[test]
+fn unknown_key_names_key_and_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("net.toml");
+    std::fs::write(&path, "blocks = 2\nchannels = 16\nchanels = 3\n").unwrap();
+    let err = format!("{:#}", bao::config::load_toml::<NetConfig>(&path).unwrap_err());
+    assert!(err.contains("chanels"), "{err}");
+    assert!(err.contains("net.toml"), "{err}");
+}
+
+#[test]
+fn shipped_network_configs_parse() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/configs/network");
+    let mut n = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let cfg: NetConfig = bao::config::load_toml(&path).unwrap_or_else(|e| panic!("{e:#}"));
+        cfg.validate().unwrap();
+        n += 1;
+    }
+    assert!(n > 0);
+}
+
+#[test]
+fn missing_file_is_named() {
+    let err = format!("{:#}", bao::config::load_toml::<NetConfig>(std::path::Path::new("no/such.toml")).unwrap_err());
+    assert!(err.contains("no/such.toml"), "{err}");
+}

@@ -1,0 +1,304 @@
+//! The policy/value network: shapes, masking, learning, checkpoints, export, cache.
+
+use std::path::{Path, PathBuf};
+
+use bao::game::features::{self, FEATURES};
+use bao::game::{Position, Variant, ACTIONS};
+use bao::neuralnet::{
+    CachedEvaluator, CheckpointMeta, DeviceChoice, Learner, Lineage, NetConfig, NetEvaluator,
+    Network, OptimizerConfig, OptimizerKind,
+};
+use bao::search::{Evaluator, UniformEvaluator};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use tch::Device;
+
+struct Batch {
+    features: Vec<f32>,
+    masks: Vec<u64>,
+    policy: Vec<f32>,
+    values: Vec<f32>,
+}
+
+/// `n` random samples; row 0 is the real start position, masks include bit 63, a single-bit
+/// mask and (when `with_empty`) an empty mask.
+fn batch(n: usize, seed: u64, with_empty: bool) -> Batch {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut features: Vec<f32> = (0..n * FEATURES).map(|_| rng.random::<f32>()).collect();
+    features::encode(&Position::start(Variant::Kiswahili), &mut features[..FEATURES]);
+    let mut masks: Vec<u64> = (0..n).map(|_| rng.random::<u64>() | 1 << 63).collect();
+    masks[1] = 1 << 17;
+    if with_empty {
+        masks[2] = 0;
+    }
+    let mut policy = vec![0f32; n * ACTIONS];
+    for (p, &m) in policy.chunks_mut(ACTIONS).zip(&masks) {
+        if m == 0 {
+            continue;
+        }
+        // A peaked legal target: most mass on the lowest legal action.
+        let k = m.count_ones() as f32;
+        for (a, x) in p.iter_mut().enumerate() {
+            if m >> a & 1 == 1 {
+                *x = 0.2 / k;
+            }
+        }
+        p[m.trailing_zeros() as usize] += 0.8;
+    }
+    let values = (0..n).map(|i| if i % 3 == 0 { -1.0 } else { 1.0 }).collect();
+    Batch { features, masks, policy, values }
+}
+
+fn tiny(variant: Variant, seed: i64) -> Network {
+    tch::manual_seed(seed);
+    Network::new(&NetConfig::preset("tiny").unwrap(), variant, Device::Cpu).unwrap()
+}
+
+fn evaluate(e: &mut impl Evaluator, b: &Batch) -> (Vec<f32>, Vec<f32>) {
+    let n = b.masks.len();
+    let mut policy = vec![f32::NAN; n * ACTIONS];
+    let mut values = vec![f32::NAN; n];
+    e.evaluate(&b.features, &b.masks, &mut policy, &mut values).unwrap();
+    (policy, values)
+}
+
+fn err_text(r: anyhow::Result<impl std::fmt::Debug>) -> String {
+    format!("{:#}", r.expect_err("expected an error"))
+}
+
+#[test]
+fn presets_and_toml_configs() {
+    for name in bao::neuralnet::PRESETS {
+        NetConfig::preset(name).unwrap().validate().unwrap();
+    }
+    assert!(err_text(NetConfig::preset("huge")).contains("unknown network preset `huge`"));
+    let small = NetConfig::preset("small").unwrap();
+    let from_file: NetConfig = bao::config::load_toml(Path::new("configs/network/small.toml")).unwrap();
+    assert_eq!(from_file, small);
+    let refined: NetConfig = bao::config::parse_toml("preset = \"small\"\nblocks = 2").unwrap();
+    assert_eq!(refined, NetConfig { blocks: 2, ..small.clone() });
+    assert!(err_text(bao::config::parse_toml::<NetConfig>("preset = \"small\"\nlayers = 2"))
+        .contains("layers"));
+    assert!(err_text(bao::config::parse_toml::<NetConfig>("blocks = 2")).contains("`channels` is missing"));
+    assert!(err_text(bao::config::parse_toml::<NetConfig>("preset = \"tiny\"\nchannels = 0"))
+        .contains("`channels` = 0"));
+    assert_eq!("cuda".parse::<DeviceChoice>(), Ok(DeviceChoice::Cuda));
+    assert_eq!("auto".parse::<DeviceChoice>().unwrap().device(), tch::Device::cuda_if_available());
+    assert!("gpu".parse::<DeviceChoice>().unwrap_err().contains("unknown device `gpu`"));
+}
+
+#[test]
+fn outputs_have_no_probability_on_illegal_actions_and_values_in_range() {
+    let b = batch(9, 1, true);
+    let mut e = NetEvaluator::new(tiny(Variant::Kiswahili, 1));
+    let (policy, values) = evaluate(&mut e, &b);
+    for (i, (p, &m)) in policy.chunks(ACTIONS).zip(&b.masks).enumerate() {
+        for (a, &x) in p.iter().enumerate() {
+            if m >> a & 1 == 0 {
+                assert_eq!(x, 0.0, "row {i} action {a} is illegal");
+            } else {
+                assert!(x > 0.0, "row {i} action {a} is legal but has no probability");
+            }
+        }
+        let sum: f32 = p.iter().sum();
+        let expected = if m == 0 { 0.0 } else { 1.0 };
+        assert!((sum - expected).abs() < 1e-5, "row {i} sums to {sum}");
+    }
+    assert_eq!(policy[ACTIONS + 17], 1.0, "the only legal action gets everything");
+    assert!(values.iter().all(|v| (-1.0..=1.0).contains(v)), "{values:?}");
+    // Extreme inputs still give values in range (tanh head), not NaN.
+    let mut wild = batch(4, 2, false);
+    wild.features.iter_mut().for_each(|x| *x *= 1e4);
+    let (_, values) = evaluate(&mut e, &wild);
+    assert!(values.iter().all(|v| (-1.0..=1.0).contains(v)), "{values:?}");
+    // Wrong buffer sizes are errors, not panics.
+    let mut p = vec![0.0; 8 * ACTIONS];
+    let mut v = vec![0.0; 8];
+    assert!(e.evaluate(&b.features, &b.masks[..8], &mut p, &mut v).is_err());
+}
+
+#[test]
+fn training_steps_reduce_the_loss_on_a_fixed_batch() {
+    let b = batch(32, 3, false);
+    for kind in [OptimizerKind::Adam, OptimizerKind::Sgd] {
+        let lr = if kind == OptimizerKind::Adam { 3e-3 } else { 3e-2 };
+        let cfg = OptimizerConfig { kind, learning_rate: lr, ..Default::default() };
+        let mut learner = Learner::new(tiny(Variant::Kujifunza, 3), cfg).unwrap();
+        let first = learner.train_step(&b.features, &b.masks, &b.policy, &b.values).unwrap();
+        let mut last = first;
+        for _ in 0..30 {
+            last = learner.train_step(&b.features, &b.masks, &b.policy, &b.values).unwrap();
+        }
+        assert!(last.total < 0.7 * first.total, "{kind:?}: {first:?} -> {last:?}");
+        assert!(last.value < first.value && last.policy < first.policy, "{kind:?}: {first:?} -> {last:?}");
+        assert!(last.value_accuracy > 0.9, "{kind:?}: {last:?}");
+        assert!(last.policy_entropy > 0.0 && last.policy_entropy < first.policy_entropy);
+        assert_eq!(learner.step(), 31);
+    }
+}
+
+#[test]
+fn training_refuses_bad_batches() {
+    let b = batch(4, 4, false);
+    let mut learner = Learner::new(tiny(Variant::Kujifunza, 4), OptimizerConfig::default()).unwrap();
+    let mut stray = b.policy.clone();
+    let illegal = (0..ACTIONS).find(|a| b.masks[1] >> a & 1 == 0).unwrap();
+    stray[ACTIONS + illegal] = 0.5;
+    let e = err_text(learner.train_step(&b.features, &b.masks, &stray, &b.values));
+    assert!(e.contains("illegal actions"), "{e}");
+    let e = err_text(learner.train_step(&b.features, &b.masks, &b.policy, &b.values[..3]));
+    assert!(e.contains("3 value targets"), "{e}");
+    assert_eq!(learner.step(), 0, "refused batches take no step");
+}
+
+fn ckpt(dir: &Path, name: &str) -> PathBuf {
+    dir.join(format!("{name}.safetensors"))
+}
+
+#[test]
+fn save_and_load_give_bit_identical_outputs_and_metadata() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = batch(6, 5, true);
+    let mut learner = Learner::new(tiny(Variant::Kiswahili, 5), OptimizerConfig::default()).unwrap();
+    learner.train_step(&b.features, &b.masks, &b.policy, &b.values).unwrap(); // moves BN stats
+    learner.set_lineage(4, Some("gen3.safetensors".into()));
+    let path = ckpt(dir.path(), "gen4");
+    learner.save(&path).unwrap();
+    let expected = evaluate(&mut NetEvaluator::new(learner.into_network()), &b);
+
+    let meta = CheckpointMeta::read(&path).unwrap();
+    assert_eq!(meta.variant, Variant::Kiswahili);
+    assert_eq!(meta.encoding_version, features::ENCODING_VERSION);
+    assert_eq!(meta.config, NetConfig::preset("tiny").unwrap());
+    assert_eq!(meta.lineage(), Lineage { step: 1, generation: 4, parent: Some("gen3.safetensors".into()) });
+
+    let mut loaded = NetEvaluator::load(&path, DeviceChoice::Cpu).unwrap();
+    assert_eq!(loaded.network().lineage().step, 1);
+    let got = evaluate(&mut loaded, &b);
+    assert!(expected.0.iter().zip(&got.0).all(|(a, b)| a.to_bits() == b.to_bits()));
+    assert!(expected.1.iter().zip(&got.1).all(|(a, b)| a.to_bits() == b.to_bits()));
+    assert!(!dir.path().join("gen4.safetensors.tmp").exists());
+}
+
+#[test]
+fn resumed_training_continues_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = batch(8, 6, false);
+    let c = batch(8, 7, false);
+    let cfg = OptimizerConfig { weight_decay: 1e-3, ..Default::default() };
+    let mut a = Learner::new(tiny(Variant::Kujifunza, 6), cfg.clone()).unwrap();
+    a.set_learning_rate(2e-3).unwrap();
+    for _ in 0..3 {
+        a.train_step(&b.features, &b.masks, &b.policy, &b.values).unwrap();
+    }
+    let path = ckpt(dir.path(), "mid");
+    a.save(&path).unwrap();
+    let mut r = Learner::resume(&path, Device::Cpu, cfg.clone()).unwrap();
+    assert_eq!((r.step(), r.learning_rate()), (3, 2e-3));
+    for learner in [&mut a, &mut r] {
+        for _ in 0..2 {
+            learner.train_step(&c.features, &c.masks, &c.policy, &c.values).unwrap();
+        }
+    }
+    let va = a.network().var_store().variables();
+    let vr = r.network().var_store().variables();
+    assert_eq!(va.len(), vr.len());
+    for (name, t) in &va {
+        assert!(t.equal(&vr[name]), "tensor {name} differs after resuming");
+    }
+    let sgd = OptimizerConfig { kind: OptimizerKind::Sgd, ..cfg };
+    assert!(err_text(Learner::resume(&path, Device::Cpu, sgd)).contains("Adam"));
+}
+
+#[test]
+fn wrong_variant_old_encoding_and_corrupt_files_give_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = ckpt(dir.path(), "net");
+    tiny(Variant::Kujifunza, 8).save(&path, &Lineage::default()).unwrap();
+    Network::load_for(&path, Variant::Kujifunza, Device::Cpu).unwrap();
+    let e = err_text(Network::load_for(&path, Variant::Kiswahili, Device::Cpu));
+    assert!(e.contains("trained for bao la kujifunza but bao la kiswahili"), "{e}");
+
+    let sidecar = dir.path().join("net.json");
+    let good = std::fs::read_to_string(&sidecar).unwrap();
+    let copy = |name: &str, sidecar_text: &str, weights: &[u8]| {
+        let p = ckpt(dir.path(), name);
+        std::fs::write(&p, weights).unwrap();
+        std::fs::write(p.with_extension("json"), sidecar_text).unwrap();
+        p
+    };
+    let weights = std::fs::read(&path).unwrap();
+    let old = good.replace(
+        &format!("\"encoding_version\": {}", features::ENCODING_VERSION),
+        "\"encoding_version\": 0",
+    );
+    assert_ne!(old, good);
+    let e = err_text(Network::load(&copy("old", &old, &weights), Device::Cpu));
+    assert!(e.contains("feature encoding version 0"), "{e}");
+
+    let e = err_text(Network::load(&copy("cut", &good, &weights[..weights.len() / 2]), Device::Cpu));
+    assert!(e.contains("unreadable or corrupt"), "{e}");
+    let e = err_text(Network::load(&copy("junk", "{ not json", &weights), Device::Cpu));
+    assert!(e.contains("malformed"), "{e}");
+    let wide = good.replace("\"channels\": 16", "\"channels\": 32");
+    assert_ne!(wide, good);
+    let e = err_text(Network::load(&copy("wide", &wide, &weights), Device::Cpu));
+    assert!(e.contains("tensor `") && e.contains("the architecture needs"), "{e}");
+    let e = err_text(Network::load(&dir.path().join("missing.safetensors"), Device::Cpu));
+    assert!(e.contains("missing.json"), "{e}");
+    let e = err_text(Network::load(&dir.path().join("net.pt"), Device::Cpu));
+    assert!(e.contains("must end in `.safetensors`"), "{e}");
+}
+
+#[test]
+fn torchscript_export_loads_back_with_the_same_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = tiny(Variant::Kiswahili, 9);
+    let out = dir.path().join("net.pt");
+    bao::neuralnet::export_torchscript(&net, &out).unwrap();
+    let b = batch(5, 9, true); // a batch size other than the trace's
+    let (policy, values) = evaluate(&mut NetEvaluator::new(net), &b);
+
+    let module = tch::CModule::load(&out).unwrap();
+    let x = tch::Tensor::from_slice(&b.features).view([5, 15, 4, 8]);
+    let legal = bao::neuralnet::legal_tensor(&b.masks, Device::Cpu);
+    let out = module.forward_ts(&[x, legal]).unwrap();
+    assert_eq!(out.size(), vec![5, ACTIONS as i64 + 1]);
+    let p: Vec<f32> = Vec::try_from(out.narrow(1, 0, ACTIONS as i64).flatten(0, -1)).unwrap();
+    let v: Vec<f32> = Vec::try_from(out.select(1, ACTIONS as i64)).unwrap();
+    let close = |a: &[f32], b: &[f32]| a.iter().zip(b).all(|(x, y)| (x - y).abs() <= 1e-6);
+    assert!(close(&p, &policy) && close(&v, &values));
+}
+
+/// Counts the positions it is asked about.
+struct Counting(usize);
+
+impl Evaluator for Counting {
+    fn evaluate(&mut self, f: &[f32], m: &[u64], p: &mut [f32], v: &mut [f32]) -> anyhow::Result<()> {
+        self.0 += m.len();
+        UniformEvaluator.evaluate(f, m, p, v)?;
+        v.iter_mut().zip(f.chunks(FEATURES)).for_each(|(v, f)| *v = f[FEATURES - 1] - 0.5);
+        Ok(())
+    }
+    fn name(&self) -> String {
+        "counting".into()
+    }
+}
+
+#[test]
+fn cache_answers_repeated_positions_without_the_inner_evaluator() {
+    let b = batch(10, 10, true);
+    let mut direct = Counting(0);
+    let expected = evaluate(&mut direct, &b);
+    let mut cached = CachedEvaluator::new(Counting(0), 1 << 12);
+    assert_eq!(evaluate(&mut cached, &b), expected);
+    assert_eq!(cached.inner().0, 10);
+    assert_eq!(evaluate(&mut cached, &b), expected);
+    assert_eq!(cached.inner().0, 10, "second batch came from the cache");
+    let mut other = batch(10, 10, true);
+    other.masks[5] ^= 1; // same features, other mask: a different key
+    let got = evaluate(&mut cached, &other);
+    assert_eq!(cached.inner().0, 11);
+    assert_eq!(got.0[5 * ACTIONS..6 * ACTIONS], evaluate(&mut Counting(0), &other).0[5 * ACTIONS..6 * ACTIONS]);
+    assert!((cached.hit_rate() - 19.0 / 30.0).abs() < 1e-9);
+}

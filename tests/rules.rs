@@ -1,0 +1,481 @@
+//! Rules tests, one or more per section of RULES.md (cited as R1..R13).
+
+use bao::game::{After, Dir, Hole, MoveKind, Position, Side, Variant, WinReason, facing};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+/// Builds a position from rows as RULES.md writes them (hole 1 first, from each owner's left).
+#[allow(clippy::too_many_arguments)]
+fn state(variant: &str, to_move: &str, s: ([u8; 8], [u8; 8], u8, bool), n: ([u8; 8], [u8; 8], u8, bool), takasia: Option<&str>) -> Position {
+    let side = |x: ([u8; 8], [u8; 8], u8, bool)| {
+        format!(r#"{{"front":{:?},"back":{:?},"hand":{},"nyumba":{}}}"#, x.0, x.1, x.2, x.3)
+    };
+    let tk = takasia.map_or("null".to_string(), |t| format!("\"{t}\""));
+    let json = format!(
+        r#"{{"variant":"{variant}","to_move":"{to_move}","S":{},"N":{},"takasia":{tk}}}"#,
+        side(s),
+        side(n)
+    );
+    Position::from_json(&json).unwrap_or_else(|e| panic!("{e}: {json}"))
+}
+
+fn moves(p: &Position) -> Vec<String> {
+    let mut v = p.legal_notations();
+    v.sort();
+    v
+}
+
+fn after(p: &Position, m: &str) -> After {
+    p.parse_move(m).unwrap_or_else(|e| panic!("{m}: {e}")).after
+}
+
+fn next(p: &Position, m: &str) -> Position {
+    match after(p, m) {
+        After::Position(q) => q,
+        other => panic!("{m} ended the game: {other:?}"),
+    }
+}
+
+#[test]
+fn r1_hole_names_rings_and_facing() {
+    assert_eq!(Hole::front(1).unwrap().name(Side::South), "A1");
+    assert_eq!(Hole::back(3).unwrap().name(Side::North), "b3");
+    // An faces a(9-n): A1 faces a8, A5 faces a4.
+    assert_eq!(facing(Hole::front(1).unwrap().ring()), Hole::front(8).unwrap().ring());
+    assert_eq!(facing(Hole::front(5).unwrap().ring()), Hole::front(4).unwrap().ring());
+    // Clockwise: A8 is followed by B8, and B1 by A1.
+    assert_eq!(Hole::front(8).unwrap().ring() + 1, Hole::back(8).unwrap().ring());
+    assert_eq!((Hole::back(1).unwrap().ring() + 1) % 16, Hole::front(1).unwrap().ring());
+}
+
+#[test]
+fn r2_start_positions() {
+    let k = Position::start(Variant::Kujifunza);
+    assert_eq!(k.front(Side::South), [2; 8]);
+    assert_eq!(k.back(Side::North), [2; 8]);
+    assert_eq!((k.hand(Side::South), k.nyumba_owned(Side::North)), (0, false));
+    let s = Position::start(Variant::Kiswahili);
+    for side in Side::BOTH {
+        assert_eq!(s.front(side), [0, 0, 0, 0, 6, 2, 2, 0]);
+        assert_eq!(s.back(side), [0; 8]);
+        assert_eq!(s.hand(side), 22);
+        assert!(s.nyumba_owned(side));
+    }
+    assert_eq!(s.to_move(), Side::South);
+    assert_eq!((k.total_seeds(), s.total_seeds()), (64, 64));
+}
+
+#[test]
+fn r3_r6_sixteen_seeds_go_round_into_their_own_hole_and_lone_kichwa() {
+    // A1 holds 16 and is the only occupied front hole: no capture (R6: 16+ never captures),
+    // it may not sow toward the back row (lone kichwa), and its 16th seed falls into A1
+    // itself, empty since the lift, so the move ends (R3).
+    let p = state("kujifunza", "S", ([16, 0, 0, 0, 0, 0, 0, 0], [0; 8], 0, false), ([6; 8], [0; 8], 0, false), None);
+    assert_eq!(moves(&p), ["A1R"]);
+    let q = next(&p, "A1R");
+    assert_eq!(q.front(Side::South), [1; 8]);
+    assert_eq!(q.back(Side::South), [1; 8]);
+    assert_eq!(q.to_move(), Side::North);
+}
+
+#[test]
+fn r4_r6_capturing_is_compulsory() {
+    // From the kujifunza start every first lap that ends in the front row captures.
+    let p = Position::start(Variant::Kujifunza);
+    let list = p.legal_moves();
+    assert_eq!(list.len(), 16);
+    assert!(list.iter().all(|m| m.kind == MoveKind::MtajiCapture));
+}
+
+#[test]
+fn r6_fifteen_seeds_capture_sixteen_do_not() {
+    // A1 with 15 sown anticlockwise ends in A2 (occupied), facing a7 (occupied): a capture.
+    let p15 = state("kujifunza", "S", ([15, 1, 0, 0, 0, 0, 0, 0], [0; 8], 0, false), ([6; 8], [0; 8], 0, false), None);
+    assert_eq!(moves(&p15), ["A1L"]);
+    assert_eq!(p15.parse_move("A1L").unwrap().kind, MoveKind::MtajiCapture);
+    // With 16 the same start is only a takasa, in either direction.
+    let p16 = state("kujifunza", "S", ([16, 1, 0, 0, 0, 0, 0, 0], [0; 8], 0, false), ([6, 6, 6, 6, 6, 6, 5, 6], [0; 8], 0, false), None);
+    assert_eq!(moves(&p16), ["A1L", "A1R"]);
+    assert!(p16.legal_moves().iter().all(|m| m.kind == MoveKind::MtajiTakasa));
+}
+
+#[test]
+fn r6_takasa_from_back_row_when_front_holds_no_pair() {
+    let p = state("kujifunza", "S", ([1, 0, 0, 0, 0, 0, 0, 1], [0, 3, 0, 0, 0, 0, 0, 0], 0, false), ([7; 8], [0, 0, 0, 0, 0, 0, 0, 3], 0, false), None);
+    // No capture (B2's 3 seeds end in B5 or A1? B2 anticlockwise: B3.. no: R on a back hole
+    // is anticlockwise, toward B3..B5); the only hole with 2+ is in the back row.
+    let m = moves(&p);
+    assert!(m.iter().all(|x| x.starts_with("B2")), "{m:?}");
+}
+
+#[test]
+fn r5_r10_capture_that_empties_the_front_row_wins_mid_move() {
+    // A3 sows into A4, A5; A5 was occupied and faces a4, North's only occupied front hole.
+    let p = state(
+        "kujifunza",
+        "S",
+        ([0, 0, 2, 0, 1, 0, 0, 0], [4; 8], 0, false),
+        ([0, 0, 0, 3, 0, 0, 0, 0], [4, 4, 4, 4, 4, 4, 1, 1], 0, false),
+        None,
+    );
+    let lm = p.parse_move("A3R").unwrap();
+    assert_eq!(lm.kind, MoveKind::MtajiCapture);
+    match lm.after {
+        After::Won(o) => assert_eq!((o.winner, o.reason), (Side::South, WinReason::FrontEmpty)),
+        other => panic!("expected a win, got {other:?}"),
+    }
+}
+
+#[test]
+fn r12_r7_r5_opening_a7l_a5r() {
+    let p = Position::start(Variant::Kiswahili);
+    let lm = p.parse_move("A7L").unwrap();
+    assert_eq!(lm.kind, MoveKind::NamuaTakasa);
+    let q = next(&p, "A7L");
+    assert_eq!(q.front(Side::South), [0, 0, 0, 1, 7, 3, 0, 0]);
+    assert_eq!(q.hand(Side::South), 21);
+    // a5 faces A4: the only capture; at a middle hole the namua player chooses the kichwa.
+    assert_eq!(moves(&q), ["a5L", "a5R"]);
+    let r = next(&q, "a5R");
+    assert_eq!(r.front(Side::North), [0, 0, 0, 0, 7, 2, 2, 1]);
+    assert_eq!(r.front(Side::South), [0, 0, 0, 0, 7, 3, 0, 0]);
+    assert_eq!(r.hand(Side::North), 21);
+    assert!(r.nyumba_owned(Side::North), "a namua capture into the nyumba keeps it owned");
+    let l = next(&q, "a5L");
+    assert_eq!(l.front(Side::North), [1, 0, 0, 0, 7, 2, 2, 0]);
+}
+
+#[test]
+fn r5_kimbi_captures_enter_at_their_own_kichwa() {
+    // South namua: A2 faces a7 and A7 faces a2; kimbi captures have a forced kichwa, still written.
+    let p = state(
+        "kiswahili",
+        "S",
+        ([0, 1, 0, 0, 0, 0, 1, 0], [3, 3, 3, 3, 2, 2, 2, 2], 10, false),
+        ([0, 3, 0, 0, 0, 0, 3, 0], [2; 8], 10, false),
+        None,
+    );
+    assert_eq!(moves(&p), ["A2L", "A7R"]);
+    // A2 gets the seed and captures a7's 3, sown from A1: A1, A2, A3 (empty): the move ends.
+    let q = next(&p, "A2L");
+    assert_eq!(q.front(Side::South), [1, 3, 1, 0, 0, 0, 1, 0]);
+    assert_eq!(q.front(Side::North), [0, 3, 0, 0, 0, 0, 0, 0]);
+    assert_eq!(q.hand(Side::South), 9);
+    // A7 captures a2's 3, sown from A8 toward the centre: A8, A7, A6.
+    let r = next(&p, "A7R");
+    assert_eq!(r.front(Side::South), [0, 1, 0, 0, 0, 1, 3, 1]);
+}
+
+#[test]
+fn r7_r8_owned_nyumba_alone_is_taxed() {
+    // Only the owned nyumba (6 seeds) is occupied and nothing can be captured: tax.
+    let p = state(
+        "kiswahili",
+        "S",
+        ([0, 0, 0, 0, 6, 0, 0, 0], [0; 8], 10, true),
+        ([2, 2, 2, 0, 2, 2, 2, 2], [3; 8], 10, true),
+        None,
+    );
+    assert_eq!(moves(&p), ["A5L", "A5R"]);
+    assert_eq!(p.parse_move("A5R").unwrap().kind, MoveKind::NamuaTax);
+    // 6 + 1 seeds, only 2 lifted: A6, A7 (empty) and the move ends; the nyumba stays owned.
+    let q = next(&p, "A5R");
+    assert_eq!(q.front(Side::South), [0, 0, 0, 0, 5, 1, 1, 0]);
+    assert!(q.nyumba_owned(Side::South));
+    assert_eq!(q.hand(Side::South), 9);
+}
+
+#[test]
+fn r7_owned_big_nyumba_is_not_played_while_other_holes_are() {
+    let p = state(
+        "kiswahili",
+        "S",
+        ([0, 0, 1, 0, 6, 0, 0, 0], [0; 8], 10, true),
+        ([2, 2, 2, 0, 2, 0, 2, 2], [3, 3, 3, 3, 3, 3, 3, 4], 10, true),
+        None,
+    );
+    // A single seed may be played while the nyumba is owned.
+    assert_eq!(moves(&p), ["A3L", "A3R"]);
+}
+
+#[test]
+fn r7_unowned_nyumba_means_play_a_hole_of_two_or_more() {
+    let p = state(
+        "kiswahili",
+        "S",
+        ([1, 0, 3, 0, 0, 0, 0, 1], [0; 8], 10, false),
+        ([0, 2, 2, 2, 2, 0, 2, 0], [4, 4, 4, 4, 4, 4, 4, 1], 10, false),
+        None,
+    );
+    assert_eq!(moves(&p), ["A3L", "A3R"]);
+}
+
+/// Positions of the conformance sample with a tag.
+fn tagged(tag: &str) -> Vec<(Position, serde_json::Value)> {
+    let mut out = Vec::new();
+    for f in ["kiswahili-sample.jsonl", "kujifunza-sample.jsonl"] {
+        let text = std::fs::read_to_string(format!("{}/tests/vectors/{f}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        for line in text.lines() {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            if v["tags"].as_array().unwrap().iter().any(|t| t == tag) {
+                out.push((Position::from_json(&v["state"].to_string()).unwrap(), v));
+            }
+        }
+    }
+    assert!(!out.is_empty(), "no sample position tagged {tag}");
+    out
+}
+
+#[test]
+fn r8_safari_versus_stop() {
+    for (p, _) in tagged("safari") {
+        let list = p.legal_moves();
+        let safaris: Vec<_> = list.iter().filter(|m| m.mv.safari).collect();
+        assert!(!safaris.is_empty());
+        for s in safaris {
+            // Each safari move has a stopping twin; the safari gives up the nyumba.
+            let stop = list.get(bao::game::Move { safari: false, ..s.mv }).expect("stop twin");
+            assert_ne!(stop.after, s.after);
+            if let (After::Position(a), After::Position(b)) = (stop.after, s.after) {
+                assert!(a.nyumba_owned(p.to_move()));
+                assert!(!b.nyumba_owned(p.to_move()));
+            }
+            assert!(s.notation(p.to_move()).ends_with('+'));
+        }
+    }
+}
+
+#[test]
+fn r8_nyumba_stops_a_namua_takasa() {
+    for (p, _) in tagged("nyumba_stop_takasa") {
+        let me = p.to_move();
+        let stopped = p.legal_moves().iter().any(|m| match m.after {
+            After::Position(q) => q.nyumba_owned(me) && q.seeds(me, Hole::front(5).unwrap()) >= 6,
+            _ => false,
+        });
+        assert!(stopped, "{}", p.to_json());
+    }
+}
+
+#[test]
+fn r9_takasia_creation_block_and_stop() {
+    let mut created = 0;
+    for (p, _) in tagged("takasia_creation") {
+        for m in p.legal_moves().iter() {
+            if let After::Position(q) = m.after {
+                if let Some(t) = q.takasia() {
+                    created += 1;
+                    assert_eq!(m.kind, MoveKind::MtajiTakasa, "only a mtaji takasa creates takasia");
+                    assert!(t.is_front());
+                    assert!(q.seeds(q.to_move(), t) >= 2);
+                    assert!(!(t.ring() == 4 && q.nyumba_owned(q.to_move())), "never the owned nyumba");
+                }
+            }
+        }
+    }
+    assert!(created > 0);
+    for (p, _) in tagged("takasia_active") {
+        let t = p.takasia().expect("takasia set");
+        // The takasia'd hole may not start a move, and the mark is gone afterwards.
+        for m in p.legal_moves().iter() {
+            assert_ne!(m.mv.hole, t);
+            if let After::Position(q) = m.after {
+                assert!(q.takasia().is_none() || q.to_move() != p.to_move());
+            }
+        }
+    }
+    // Dropping the mark changes what the position allows (block or stop).
+    for (p, _) in tagged("takasia_stop") {
+        let mut free = p;
+        free = Position::from_json(&free.to_json().replace(&format!("\"{}\"", p.takasia().unwrap().name(p.to_move())), "null")).unwrap();
+        assert_ne!(p.legal_moves().as_slice(), free.legal_moves().as_slice());
+    }
+}
+
+#[test]
+fn r10_no_move_loses() {
+    // South has no hole with 2 or more seeds.
+    let p = state("kujifunza", "S", ([1, 1, 1, 1, 1, 1, 1, 1], [1, 0, 0, 0, 0, 0, 0, 0], 0, false), ([5; 8], [6, 6, 3, 0, 0, 0, 0, 0], 0, false), None);
+    assert!(p.legal_moves().is_empty());
+    let o = p.outcome().expect("game over");
+    assert_eq!((o.winner, o.reason), (Side::North, WinReason::NoMove));
+    for (p, v) in tagged("no_move_loss") {
+        assert_eq!(p.outcome().map(|o| o.winner.letter()), v["winner"].as_str());
+    }
+}
+
+#[test]
+fn r11_the_known_never_ending_move_is_illegal() {
+    let p = state(
+        "kiswahili",
+        "S",
+        ([1, 6, 3, 1, 0, 5, 4, 0], [2, 1, 0, 5, 0, 3, 0, 1], 11, false),
+        ([1, 0, 0, 9, 0, 0, 0, 0], [0; 8], 11, false),
+        None,
+    );
+    let m = moves(&p);
+    assert!(!m.contains(&"A3L".to_string()), "{m:?}");
+    assert!(!m.is_empty(), "other moves stay legal");
+    assert!(matches!(p.parse_move("A3L"), Err(bao::game::notation::NotationError::Illegal { .. })));
+    for (p, v) in tagged("infinite_move") {
+        assert_eq!(p.legal_moves().len(), v["moves"].as_object().unwrap().len());
+    }
+}
+
+#[test]
+fn r12_notation_errors() {
+    use bao::game::notation::NotationError as E;
+    let p = Position::start(Variant::Kiswahili);
+    assert!(matches!(p.parse_move("A7"), Err(E::Malformed(_))));
+    assert!(matches!(p.parse_move("A7X"), Err(E::Malformed(_))));
+    assert!(matches!(p.parse_move("C7L"), Err(E::NoSuchHole(_))));
+    assert!(matches!(p.parse_move("A9L"), Err(E::NoSuchHole(_))));
+    assert!(matches!(p.parse_move("a7L"), Err(E::WrongSide { .. })));
+    assert!(matches!(p.parse_move("A1L"), Err(E::Illegal { .. })));
+    assert!(matches!(p.parse_move("A7L+"), Err(E::Illegal { .. })));
+    assert_eq!(p.parse_move(" A7L ").unwrap().mv.hole, Hole::front(7).unwrap());
+}
+
+#[test]
+fn r13_bad_states_are_refused_with_reasons() {
+    let good = Position::start(Variant::Kiswahili).to_json();
+    let cases = [
+        (good.replace("kiswahili", "bao"), "unknown variant"),
+        (good.replacen("[0,0,0,0,6,2,2,0]", "[0,0,0,6,2,2,0]", 1), "has 7 holes"),
+        (good.replacen("[0,0,0,0,6,2,2,0]", "[0,0,0,-1,7,2,2,0]", 1), "= -1"),
+        (good.replacen("\"hand\":22", "\"hand\":21", 1), "63 seeds"),
+        (good.replace("\"takasia\":null", "\"takasia\":\"a3\""), "not a front hole of the side to move"),
+        (good.replace("\"takasia\":null", "\"takasia\":\"Z3\""), "no hole"),
+        (good.replace("\"to_move\":\"S\"", "\"to_move\":\"X\""), "to_move"),
+        ("{\"variant\":1}".to_string(), "not an R13 state"),
+    ];
+    for (json, want) in cases {
+        let e = Position::from_json(&json).expect_err(&json).to_string();
+        assert!(e.contains(want), "{e} should say {want}");
+    }
+    assert_eq!(Position::from_json(&good).unwrap(), Position::start(Variant::Kiswahili));
+}
+
+/// Plays `games` random games, calling `check` on every position and legal move.
+fn random_games(variant: Variant, games: usize, seed: u64, mut check: impl FnMut(&Position, &bao::game::LegalMove)) {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    for _ in 0..games {
+        let mut p = Position::start(variant);
+        for _ in 0..300 {
+            let list = p.legal_moves();
+            if list.is_empty() {
+                break;
+            }
+            for m in list.iter() {
+                check(&p, m);
+            }
+            match list.as_slice()[rng.random_range(0..list.len())].after {
+                After::Position(q) => p = q,
+                After::Won(_) => break,
+            }
+        }
+    }
+}
+
+#[test]
+fn properties_over_random_games() {
+    for variant in Variant::ALL {
+        let mut n = 0;
+        random_games(variant, 200, 7, |p, m| {
+            n += 1;
+            assert_eq!(p.total_seeds(), 64, "R1: 64 seeds in every game in progress");
+            // The action index round-trips and names this move.
+            assert_eq!(bao::game::Move::from_action(m.mv.action()), Some(m.mv));
+            assert_eq!(p.legal_moves().by_action(m.mv.action()).map(|x| x.mv), Some(m.mv));
+            // Notation round-trips (R12) and every legal move applies.
+            let text = m.notation(p.to_move());
+            assert_eq!(p.parse_move(&text).unwrap(), *m);
+            assert_eq!(p.play(m.mv).unwrap(), m.after);
+            if let After::Position(q) = m.after {
+                assert_eq!(q.total_seeds(), 64);
+                assert_eq!(q.to_move(), p.to_move().opponent());
+                assert_eq!(Position::from_json(&q.to_json()).unwrap(), q, "R13 round trip");
+                assert_eq!(Position::from_bytes(&q.to_bytes()), Some(q));
+                // R10: a move never leaves the mover's own front row empty.
+                assert!(q.front(p.to_move()).iter().any(|&c| c > 0));
+            }
+        });
+        assert!(n > 10_000, "{variant}: only {n} moves checked");
+    }
+}
+
+#[test]
+fn kujifunza_rules_are_left_right_symmetric() {
+    random_games(Variant::Kujifunza, 40, 11, |p, m| {
+        let mirror = p.mirrored();
+        let lm = mirror.legal_moves();
+        let twin = lm.get(m.mv.mirrored()).expect("mirrored move is legal in the mirrored position");
+        match (m.after, twin.after) {
+            (After::Position(a), After::Position(b)) => assert_eq!(a.mirrored(), b),
+            (After::Won(a), After::Won(b)) => assert_eq!(a, b),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(p.legal_moves().len(), lm.len());
+    });
+}
+
+#[test]
+fn batched_stepping_equals_one_at_a_time() {
+    use bao::game::batch::{GameBatch, Step};
+    use bao::game::features::FEATURES;
+    for variant in Variant::ALL {
+        let n = 100;
+        let mut batch = GameBatch::new(variant, n).with_max_plies(200);
+        let mut singles: Vec<Position> = vec![Position::start(variant); n];
+        let mut rng = SmallRng::seed_from_u64(3);
+        let mut feats = vec![0.0; n * FEATURES];
+        let mut masks = vec![0u64; n];
+        let mut finished = 0;
+        for _ in 0..400 {
+            batch.encode(&mut feats, &mut masks);
+            let mut actions = Vec::new();
+            for (i, p) in singles.iter().enumerate() {
+                let list = p.legal_moves();
+                assert_eq!(list.mask(), masks[i]);
+                let mut f = vec![0.0; FEATURES];
+                bao::game::features::encode(p, &mut f);
+                assert_eq!(&feats[i * FEATURES..(i + 1) * FEATURES], &f[..]);
+                actions.push(list.as_slice()[rng.random_range(0..list.len())].mv.action());
+            }
+            let steps = batch.step(&actions);
+            for (i, s) in steps.iter().enumerate() {
+                let lm = *singles[i].legal_moves().by_action(actions[i]).unwrap();
+                match (s, lm.after) {
+                    (Step::Continues, After::Position(q)) => singles[i] = q,
+                    (Step::Finished { .. }, _) => {
+                        finished += 1;
+                        singles[i] = Position::start(variant);
+                    }
+                    other => panic!("{other:?}"),
+                }
+                assert_eq!(batch.games()[i].position, singles[i]);
+            }
+        }
+        assert!(finished > 0);
+    }
+}
+
+#[test]
+fn features_are_from_the_side_to_move() {
+    use bao::game::features::{encode, CELLS, FEATURES};
+    let p = Position::start(Variant::Kiswahili);
+    let q = next(&p, "A7L");
+    let (mut fp, mut fq) = (vec![0.0; FEATURES], vec![0.0; FEATURES]);
+    encode(&p, &mut fp);
+    encode(&q, &mut fq);
+    // Own front row is row 2: South's A5 (col 4) holds 6 at the start, seen by South.
+    assert_eq!(fp[2 * 8 + 4], 6.0 / 16.0);
+    // After A7L North is to move: North's own a5 is at row 2 col 4; South's A5 (7 seeds)
+    // faces a4 (North's column 3), so it appears at row 1, column 3.
+    assert_eq!(fq[2 * 8 + 4], 6.0 / 16.0);
+    assert_eq!(fq[8 + 3], 7.0 / 16.0);
+    // Hand planes: own hand 22 (North), opponent 21.
+    assert_eq!(fq[10 * CELLS], 1.0);
+    assert_eq!(fq[11 * CELLS], 21.0 / 22.0);
+    let _ = Dir::Clockwise;
+}
