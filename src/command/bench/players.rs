@@ -18,7 +18,7 @@ pub struct Args {
     #[arg(long, default_value_t = 20)]
     pub positions: usize,
     /// Alpha-beta depth for the nodes/s figure.
-    #[arg(long, default_value_t = 6)]
+    #[arg(long, default_value_t = 12)]
     pub depth: u32,
     /// Players to time, comma separated.
     #[arg(long, default_value = "random,greedy,alphabeta,mcts")]

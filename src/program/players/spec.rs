@@ -46,7 +46,7 @@ pub struct AlphaBetaParams {
 
 impl AlphaBetaParams {
     /// Depth used when neither a depth nor a time is given.
-    pub const DEFAULT_DEPTH: u32 = 6;
+    pub const DEFAULT_DEPTH: u32 = 10;
     pub const DEFAULT_TT_MB: usize = 16;
     pub const MAX_DEPTH: u32 = 64;
 }
@@ -374,7 +374,7 @@ mod tests {
             assert_eq!(p(s).to_string(), s, "canonical form of {s}");
             assert_eq!(p(&p(s).to_string()), p(s));
         }
-        assert_eq!(p("alphabeta").to_string(), "alphabeta:depth=6");
+        assert_eq!(p("alphabeta").to_string(), "alphabeta:depth=10");
         assert_eq!(p("mcts").to_string(), "mcts:sims=1000");
         assert_eq!(p("net:x.safetensors").to_string(), "net:x.safetensors:sims=200");
     }
