@@ -160,7 +160,7 @@ impl AlphaBeta {
                 }
             }
         }
-        let pv = self.principal_variation(pos, best.0, best.2 as usize);
+        let pv = self.principal_variation(best.0, best.2 as usize);
         Ok(SearchReport { best: best.0, score: best.1, depth: best.2, nodes: self.nodes, pv, elapsed: start.elapsed() })
     }
 
@@ -260,7 +260,7 @@ impl AlphaBeta {
     }
 
     /// The expected line: the chosen move, then best moves from the table.
-    fn principal_variation(&self, pos: &Position, first: LegalMove, max_len: usize) -> Vec<LegalMove> {
+    fn principal_variation(&self, first: LegalMove, max_len: usize) -> Vec<LegalMove> {
         let mut pv = vec![first];
         let mut cur = first.after;
         while pv.len() < max_len.max(1) {
@@ -270,7 +270,6 @@ impl AlphaBeta {
             pv.push(lm);
             cur = lm.after;
         }
-        let _ = pos;
         pv
     }
 }
