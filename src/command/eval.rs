@@ -1,8 +1,67 @@
-//! `bao eval`.
+//! `bao eval`: a tournament between players; prints tables, writes results JSON and an Elo plot.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+
+use crate::game::Variant;
+use crate::program::players::spec::parse_list;
+use crate::program::sprt::Sprt;
+use crate::program::tournament::{self, Format, TournamentConfig};
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Game variant: kiswahili or kujifunza.
+    #[arg(long)]
+    pub variant: Variant,
+    /// Comma-separated player specs, e.g. `random,greedy,alphabeta:depth=4,ext:"bao engine greedy"`.
+    #[arg(long)]
+    pub players: String,
+    /// Games per pair (each random opening is played twice, colours swapped).
+    #[arg(long, default_value_t = 100)]
+    pub games: u32,
+    /// Round robin (every pair) or gauntlet (the first player against each other one).
+    #[arg(long, value_enum, default_value_t = Format::RoundRobin)]
+    pub format: Format,
+    /// Plies after which a game is unfinished (reported, never a win).
+    #[arg(long, default_value_t = TournamentConfig::DEFAULT_PLY_CAP)]
+    pub ply_cap: u32,
+    /// Random plies of each opening.
+    #[arg(long, default_value_t = TournamentConfig::DEFAULT_OPENING_PLIES)]
+    pub opening_plies: u32,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Games played in parallel (default: all cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Stop a two-player match early by an SPRT of elo0 against elo1, e.g. `0,50`.
+    #[arg(long)]
+    pub sprt: Option<String>,
+    /// Folder for `results.json` and `elo.svg`.
+    #[arg(long, default_value = "eval-results")]
+    pub out: PathBuf,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    super::not_yet("eval")
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let players = parse_list(&args.players)?;
+    let mut config = TournamentConfig::new(args.variant, players, args.games);
+    config.format = args.format;
+    config.ply_cap = args.ply_cap;
+    config.opening_plies = args.opening_plies;
+    config.seed = args.seed;
+    if let Some(t) = args.threads {
+        anyhow::ensure!(t >= 1, "--threads must be at least 1");
+        config.threads = t;
+    }
+    config.sprt = args.sprt.as_deref().map(Sprt::parse).transpose()?;
+    config.progress = true;
+    let result = tournament::run_tournament(&config)?;
+    print!("{}", tournament::format_table(&result));
+    std::fs::create_dir_all(&args.out).with_context(|| format!("cannot create {}", args.out.display()))?;
+    let json = args.out.join("results.json");
+    tournament::write_json(&result, &json)?;
+    let svg = args.out.join("elo.svg");
+    tournament::write_atomic(&svg, tournament::elo_svg(&result)?.as_bytes())?;
+    println!("wrote {} and {}", json.display(), svg.display());
+    Ok(())
 }

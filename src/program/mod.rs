@@ -1,4 +1,8 @@
 //! Programs built from the parts: self-play, training, players, tournaments.
 
+pub mod elo;
+pub mod players;
 pub mod random_games;
 pub mod selfplay;
+pub mod sprt;
+pub mod tournament;

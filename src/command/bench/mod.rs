@@ -3,6 +3,7 @@
 use clap::Subcommand;
 
 pub mod net;
+pub mod players;
 pub mod rules;
 pub mod search;
 
@@ -22,6 +23,8 @@ pub enum Bench {
     Net(net::Args),
     /// Search speed: simulations/s with the uniform evaluator and with networks.
     Search(search::Args),
+    /// Baseline players: alpha-beta nodes/s and time per move of each baseline.
+    Players(players::Args),
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -29,5 +32,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Bench::Rules(a) => rules::run(a),
         Bench::Net(a) => net::run(a),
         Bench::Search(a) => search::run(a),
+        Bench::Players(a) => players::run(a),
     }
 }

@@ -1,0 +1,119 @@
+//! Players: everything that can choose a move, behind one trait and one spec syntax.
+//!
+//! `eval`, `play` and `engine` all name players the same way (see [`PlayerSpec`]), so a
+//! player that did well in a tournament can be played against or served as an engine with
+//! exactly the same text.
+
+use std::time::Duration;
+
+use crate::game::{LegalMove, Position, Variant};
+
+pub mod alphabeta;
+pub mod external;
+pub mod greedy;
+pub mod heuristic;
+pub mod net;
+pub mod random;
+pub mod rollout;
+pub mod spec;
+
+pub use spec::PlayerSpec;
+
+/// Per-move limits asked for by the caller (engine `go`, tournament, play). `None` fields keep
+/// the player's own defaults from its spec; players ignore limits that mean nothing to them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Limits {
+    /// Search simulations (MCTS players).
+    pub sims: Option<u32>,
+    /// Search depth in plies (alpha-beta).
+    pub depth: Option<u32>,
+    /// Thinking time for this move.
+    pub movetime: Option<Duration>,
+}
+
+/// One candidate move as the player judged it, for display.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct MoveScore {
+    /// R12 notation for the side to move.
+    pub notation: String,
+    /// MCTS visits, if the player searched by visits.
+    pub visits: Option<u32>,
+    /// Score for the side to move in `[-1, 1]` (or the network's prior for raw policy).
+    pub score: Option<f32>,
+}
+
+/// What a player learned while choosing; everything optional, as players differ.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct Analysis {
+    /// Expected result for the side to move in `[-1, 1]` (win = 1).
+    pub value: Option<f32>,
+    /// Best candidates first.
+    pub top: Vec<MoveScore>,
+    /// Expected line, in R12 notation, starting with the chosen move.
+    pub pv: Vec<String>,
+    /// Nodes (alpha-beta) or simulations (MCTS) spent.
+    pub nodes: Option<u64>,
+    /// Completed search depth (alpha-beta).
+    pub depth: Option<u32>,
+}
+
+impl Analysis {
+    /// The value as the side to move's win probability (`(v + 1) / 2`).
+    pub fn win_probability(&self) -> Option<f32> {
+        self.value.map(|v| ((v + 1.0) / 2.0).clamp(0.0, 1.0))
+    }
+}
+
+/// A player's decision: a legal move of the position it was given, plus analysis.
+#[derive(Clone, Debug)]
+pub struct ChosenMove {
+    pub mv: LegalMove,
+    pub analysis: Analysis,
+}
+
+impl ChosenMove {
+    pub fn bare(mv: LegalMove) -> ChosenMove {
+        ChosenMove { mv, analysis: Analysis::default() }
+    }
+}
+
+/// Anything that chooses moves. `Send` so that tournaments can run players on worker threads.
+pub trait Player: Send {
+    /// A short name for tables and logs (the canonical spec text).
+    fn name(&self) -> String;
+
+    /// Chooses a legal move of `pos`. Errors when `pos` has no legal move or the player fails
+    /// (an external engine died, a network could not run).
+    fn choose(&mut self, pos: &Position, limits: &Limits) -> anyhow::Result<ChosenMove>;
+
+    /// A new game starts; random players reseed from `seed` so that every game of a
+    /// tournament is reproducible whatever thread plays it.
+    fn new_game(&mut self, _seed: u64) {}
+}
+
+/// Builds a player from its spec for a variant. `seed` seeds random players (a `seed=` in the
+/// spec wins over it).
+pub fn build(spec: &PlayerSpec, variant: Variant, seed: u64) -> anyhow::Result<Box<dyn Player>> {
+    let name = spec.to_string();
+    Ok(match spec {
+        PlayerSpec::Random { seed: s } => Box::new(random::RandomPlayer::new(name, s.unwrap_or(seed))),
+        PlayerSpec::Greedy { seed: s } => Box::new(greedy::GreedyPlayer::new(name, s.unwrap_or(seed))),
+        PlayerSpec::AlphaBeta(p) => Box::new(alphabeta::AlphaBetaPlayer::new(name, p.clone())),
+        PlayerSpec::Mcts(p) => {
+            Box::new(rollout::RolloutMctsPlayer::new(name, p.clone(), p.seed.unwrap_or(seed)))
+        }
+        PlayerSpec::Net(p) => net::build(name, p, variant, seed)?,
+        PlayerSpec::Ext(p) => Box::new(external::ExternalPlayer::spawn(name, p, variant)?),
+    })
+}
+
+/// Parses and builds in one step (for callers that hold spec text).
+pub fn build_str(spec: &str, variant: Variant, seed: u64) -> anyhow::Result<Box<dyn Player>> {
+    let spec: PlayerSpec = spec.parse()?;
+    build(&spec, variant, seed)
+}
+
+/// The error every player returns on a finished position.
+pub(crate) fn no_moves(pos: &Position) -> anyhow::Error {
+    anyhow::anyhow!("no legal move: the game is over ({} to move has lost)", pos.to_move())
+}

@@ -1,0 +1,246 @@
+//! Network players: PUCT search guided by a network, or its raw policy (`sims=0`).
+//!
+//! The raw-policy player is written against the [`Evaluator`] trait alone, so it plays with any
+//! evaluator (tests use [`crate::search::UniformEvaluator`]). Loading a checkpoint and the
+//! PUCT search come from `neuralnet` and `search`; [`load_evaluator`] and [`search_player`]
+//! are the only places that touch them.
+
+use anyhow::Context;
+
+use super::spec::NetParams;
+use super::{no_moves, Analysis, ChosenMove, Limits, MoveScore, Player};
+use crate::game::features::{encode, FEATURES};
+use crate::game::{Position, Variant, ACTIONS};
+use crate::search::Evaluator;
+
+/// Builds the `net:` player of a spec.
+pub fn build(name: String, params: &NetParams, variant: Variant, seed: u64) -> anyhow::Result<Box<dyn Player>> {
+    anyhow::ensure!(
+        params.path.is_file(),
+        "network checkpoint {} not found (net:PATH names a checkpoint file)",
+        params.path.display()
+    );
+    let evaluator = load_evaluator(params, variant)
+        .with_context(|| format!("cannot load network {}", params.path.display()))?;
+    if params.sims() == 0 {
+        Ok(Box::new(RawPolicyPlayer::new(name, Boxed(evaluator))))
+    } else {
+        search_player(name, params, evaluator, seed)
+    }
+}
+
+/// A boxed evaluator that can move to a worker thread.
+pub type SendEvaluator = Box<dyn Evaluator + Send>;
+
+/// Lets a boxed evaluator stand where an `Evaluator` is expected.
+struct Boxed(SendEvaluator);
+
+impl Evaluator for Boxed {
+    fn evaluate(&mut self, f: &[f32], m: &[u64], p: &mut [f32], v: &mut [f32]) -> anyhow::Result<()> {
+        self.0.evaluate(f, m, p, v)
+    }
+    fn name(&self) -> String {
+        self.0.name()
+    }
+}
+
+/// Loads the checkpoint of `params` on its device, refusing one trained for another variant.
+fn load_evaluator(params: &NetParams, variant: Variant) -> anyhow::Result<SendEvaluator> {
+    let device: crate::neuralnet::DeviceChoice = match params.device.as_deref() {
+        None => crate::neuralnet::DeviceChoice::Auto,
+        Some(d) => d.parse().map_err(|e| anyhow::anyhow!("device `{d}`: {e}"))?,
+    };
+    let net = crate::neuralnet::NetEvaluator::load_for(&params.path, variant, device)?;
+    Ok(Box::new(net))
+}
+
+/// The PUCT search player over `evaluator` (no root noise: it plays to win).
+fn search_player(name: String, params: &NetParams, evaluator: SendEvaluator, seed: u64) -> anyhow::Result<Box<dyn Player>> {
+    let mut search = crate::search::SearchParams::default();
+    if let Some(c) = params.cpuct {
+        search.c_puct = c;
+    }
+    let seed = params.seed.unwrap_or(seed);
+    Ok(Box::new(SearchPlayer {
+        name,
+        mcts: crate::search::Mcts::new(search.clone(), seed),
+        search,
+        sims: params.sims(),
+        evaluator: Boxed(evaluator),
+    }))
+}
+
+/// A network player that searches `sims` simulations a move.
+struct SearchPlayer {
+    name: String,
+    mcts: crate::search::Mcts,
+    search: crate::search::SearchParams,
+    sims: u32,
+    evaluator: Boxed,
+}
+
+impl Player for SearchPlayer {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn new_game(&mut self, seed: u64) {
+        self.mcts = crate::search::Mcts::new(self.search.clone(), seed);
+    }
+
+    fn choose(&mut self, pos: &Position, limits: &Limits) -> anyhow::Result<ChosenMove> {
+        let moves = pos.legal_moves();
+        if moves.is_empty() {
+            return Err(no_moves(pos));
+        }
+        let sims = limits.sims.unwrap_or(self.sims).max(1) as usize;
+        let result = self.mcts.search(pos, sims, &mut self.evaluator)?;
+        let best = result.best_move.context("search returned no move in a position with legal moves")?;
+        let chosen = *moves.get(best).context("search chose an illegal move")?;
+        let mover = pos.to_move();
+        let mut children = result.children.clone();
+        children.sort_by(|a, b| b.visits.cmp(&a.visits));
+        let top = children
+            .iter()
+            .take(5)
+            .filter_map(|c| {
+                let lm = moves.get(c.mv)?;
+                Some(MoveScore { notation: lm.notation(mover), visits: Some(c.visits), score: c.q })
+            })
+            .collect();
+        Ok(ChosenMove {
+            mv: chosen,
+            analysis: Analysis {
+                value: Some(result.root_value.clamp(-1.0, 1.0)),
+                top,
+                pv: pv_notation(pos, &result.pv),
+                nodes: Some(result.simulations as u64),
+                depth: None,
+            },
+        })
+    }
+}
+
+/// A principal variation in R12 notation, played out from `pos` while the moves are legal.
+fn pv_notation(pos: &Position, pv: &[crate::game::Move]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut p = *pos;
+    for &mv in pv {
+        let Some(lm) = p.legal_moves().get(mv).copied() else { break };
+        out.push(lm.notation(p.to_move()));
+        match lm.after {
+            crate::game::After::Position(next) => p = next,
+            crate::game::After::Won(_) => break,
+        }
+    }
+    out
+}
+
+/// Plays the argmax of the evaluator's policy over the legal moves; no search.
+pub struct RawPolicyPlayer<E> {
+    name: String,
+    evaluator: E,
+    features: Vec<f32>,
+    policy: Vec<f32>,
+}
+
+impl<E: Evaluator + Send> RawPolicyPlayer<E> {
+    pub fn new(name: String, evaluator: E) -> RawPolicyPlayer<E> {
+        RawPolicyPlayer { name, evaluator, features: vec![0.0; FEATURES], policy: vec![0.0; ACTIONS] }
+    }
+}
+
+impl<E: Evaluator + Send> Player for RawPolicyPlayer<E> {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn choose(&mut self, pos: &Position, _limits: &Limits) -> anyhow::Result<ChosenMove> {
+        let moves = pos.legal_moves();
+        if moves.is_empty() {
+            return Err(no_moves(pos));
+        }
+        encode(pos, &mut self.features);
+        let mut value = [0.0f32];
+        self.evaluator
+            .evaluate(&self.features, &[moves.mask()], &mut self.policy, &mut value)
+            .with_context(|| format!("evaluator {} failed", self.evaluator.name()))?;
+        // Legal moves by prior, best first; ties keep move-list order (deterministic).
+        let mut ranked: Vec<(f32, usize)> =
+            moves.iter().enumerate().map(|(i, lm)| (self.policy[lm.mv.action()], i)).collect();
+        anyhow::ensure!(
+            ranked.iter().all(|(p, _)| p.is_finite()),
+            "evaluator {} returned a non-finite policy",
+            self.evaluator.name()
+        );
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        let mover = pos.to_move();
+        let best = moves.as_slice()[ranked[0].1];
+        let top = ranked
+            .iter()
+            .take(5)
+            .map(|&(p, i)| MoveScore { notation: moves.as_slice()[i].notation(mover), visits: None, score: Some(p) })
+            .collect();
+        Ok(ChosenMove {
+            mv: best,
+            analysis: Analysis {
+                value: Some(value[0].clamp(-1.0, 1.0)),
+                top,
+                pv: vec![best.notation(mover)],
+                nodes: Some(1),
+                depth: None,
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::UniformEvaluator;
+
+    /// Puts all policy mass on the highest legal action, so the argmax is known.
+    struct HighestAction;
+    impl Evaluator for HighestAction {
+        fn evaluate(&mut self, _f: &[f32], masks: &[u64], policy: &mut [f32], values: &mut [f32]) -> anyhow::Result<()> {
+            policy.fill(0.0);
+            policy[63 - masks[0].leading_zeros() as usize] = 1.0;
+            values[0] = 0.5;
+            Ok(())
+        }
+        fn name(&self) -> String {
+            "highest".into()
+        }
+    }
+
+    #[test]
+    fn raw_policy_plays_the_argmax_of_any_evaluator() {
+        for v in Variant::ALL {
+            let pos = Position::start(v);
+            let moves = pos.legal_moves();
+            let mut uniform = RawPolicyPlayer::new("u".into(), UniformEvaluator);
+            let c = uniform.choose(&pos, &Limits::default()).unwrap();
+            assert_eq!(c.mv, moves.as_slice()[0], "uniform ties go to the first legal move");
+            assert_eq!(c.analysis.value, Some(0.0));
+
+            let mut high = RawPolicyPlayer::new("h".into(), HighestAction);
+            let c = high.choose(&pos, &Limits::default()).unwrap();
+            let top = moves.iter().map(|lm| lm.mv.action()).max().unwrap();
+            assert_eq!(c.mv.mv.action(), top);
+            assert_eq!(c.analysis.top[0].score, Some(1.0));
+            assert_eq!(c.analysis.win_probability(), Some(0.75));
+        }
+    }
+
+    #[test]
+    fn net_spec_reports_missing_file_and_unwired_loader() {
+        let spec: crate::program::players::PlayerSpec = "net:/no/such/file.safetensors:sims=0".parse().unwrap();
+        let err = crate::program::players::build(&spec, Variant::Kujifunza, 0).err().unwrap();
+        assert!(err.to_string().contains("not found"), "{err:#}");
+        let file = tempfile::NamedTempFile::new().unwrap();
+        let spec: crate::program::players::PlayerSpec =
+            format!("net:{}:sims=0", file.path().display()).parse().unwrap();
+        let err = crate::program::players::build(&spec, Variant::Kujifunza, 0).err().unwrap();
+        assert!(format!("{err:#}").contains("not yet wired"), "{err:#}");
+    }
+}

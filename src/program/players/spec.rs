@@ -1,0 +1,409 @@
+//! The player spec syntax shared by `bao eval`, `bao play` and `bao engine`.
+//!
+//! ```text
+//! random[:seed=N]
+//! greedy[:seed=N]
+//! alphabeta[:depth=D][:ms=MS][:tt=MB]        depth mode, time mode, or both (first limit wins)
+//! mcts[:sims=N][:c=C][:seed=N]               UCT with random rollouts, no network
+//! net:PATH[:sims=N][:cpuct=C][:device=D][:seed=N]   sims=0 plays the raw policy
+//! ext:"COMMAND LINE"[:name=NAME][:sims=N][:depth=D][:ms=MS]   an engine speaking `bao engine`'s protocol
+//! ```
+//!
+//! Options are `key=value` segments after `:`; a spec's [`Display`](std::fmt::Display) is its
+//! canonical text (options in a fixed order), which is also the player's name in tables.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+/// Why a spec was refused; the message names the part that is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("bad player spec `{spec}`: {reason}")]
+pub struct SpecError {
+    pub spec: String,
+    pub reason: String,
+}
+
+/// A parsed player spec (see the module docs for the syntax).
+#[derive(Clone, Debug, PartialEq)]
+pub enum PlayerSpec {
+    Random { seed: Option<u64> },
+    Greedy { seed: Option<u64> },
+    AlphaBeta(AlphaBetaParams),
+    Mcts(RolloutParams),
+    Net(NetParams),
+    Ext(ExtParams),
+}
+
+/// Alpha-beta limits. With neither `depth` nor `ms`, [`AlphaBetaParams::DEFAULT_DEPTH`] applies.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct AlphaBetaParams {
+    pub depth: Option<u32>,
+    pub ms: Option<u64>,
+    /// Transposition table size in MiB.
+    pub tt_mb: Option<usize>,
+}
+
+impl AlphaBetaParams {
+    /// Depth used when neither a depth nor a time is given.
+    pub const DEFAULT_DEPTH: u32 = 10;
+    pub const DEFAULT_TT_MB: usize = 16;
+    pub const MAX_DEPTH: u32 = 64;
+}
+
+/// UCT with random rollouts (OpenSpiel's `mcts` baseline with a random-rollout evaluator).
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct RolloutParams {
+    pub sims: Option<u32>,
+    pub c: Option<f32>,
+    pub seed: Option<u64>,
+}
+
+impl RolloutParams {
+    pub const DEFAULT_SIMS: u32 = 1000;
+    /// OpenSpiel's default UCT constant.
+    pub const DEFAULT_C: f32 = 2.0;
+    pub fn sims(&self) -> u32 {
+        self.sims.unwrap_or(Self::DEFAULT_SIMS)
+    }
+    pub fn c(&self) -> f32 {
+        self.c.unwrap_or(Self::DEFAULT_C)
+    }
+}
+
+/// A network player; `sims = 0` plays the argmax of the raw policy.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct NetParams {
+    pub path: PathBuf,
+    pub sims: Option<u32>,
+    pub cpuct: Option<f32>,
+    /// `cpu`, `cuda`, `cuda:N` or `auto` (checked when the network is loaded).
+    pub device: Option<String>,
+    pub seed: Option<u64>,
+}
+
+impl NetParams {
+    pub const DEFAULT_SIMS: u32 = 200;
+    pub fn sims(&self) -> u32 {
+        self.sims.unwrap_or(Self::DEFAULT_SIMS)
+    }
+}
+
+/// An external engine process driven through the engine protocol.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct ExtParams {
+    /// The command line, split on whitespace (double quotes inside group words).
+    pub command: String,
+    pub name: Option<String>,
+    pub sims: Option<u32>,
+    pub depth: Option<u32>,
+    pub ms: Option<u64>,
+}
+
+impl FromStr for PlayerSpec {
+    type Err = SpecError;
+
+    fn from_str(text: &str) -> Result<PlayerSpec, SpecError> {
+        let text = text.trim();
+        let fail = |reason: String| SpecError { spec: text.to_string(), reason };
+        let (kind, rest) = match text.split_once(':') {
+            Some((k, r)) => (k, Some(r)),
+            None => (text, None),
+        };
+        match kind {
+            "random" | "greedy" => {
+                let mut seed = None;
+                for (k, v) in options(rest, kind, &fail)? {
+                    match k {
+                        "seed" => seed = Some(number(k, v, &fail)?),
+                        _ => return Err(unknown(kind, k, "seed", &fail)),
+                    }
+                }
+                Ok(if kind == "random" { PlayerSpec::Random { seed } } else { PlayerSpec::Greedy { seed } })
+            }
+            "alphabeta" | "ab" => {
+                let mut p = AlphaBetaParams::default();
+                for (k, v) in options(rest, "alphabeta", &fail)? {
+                    match k {
+                        "depth" => {
+                            let d: u32 = number(k, v, &fail)?;
+                            if d == 0 || d > AlphaBetaParams::MAX_DEPTH {
+                                return Err(fail(format!(
+                                    "depth={d} is out of range 1..={}",
+                                    AlphaBetaParams::MAX_DEPTH
+                                )));
+                            }
+                            p.depth = Some(d);
+                        }
+                        "ms" => p.ms = Some(positive(k, v, &fail)?),
+                        "tt" => p.tt_mb = Some(positive(k, v, &fail)?),
+                        _ => return Err(unknown("alphabeta", k, "depth, ms, tt", &fail)),
+                    }
+                }
+                Ok(PlayerSpec::AlphaBeta(p))
+            }
+            "mcts" => {
+                let mut p = RolloutParams::default();
+                for (k, v) in options(rest, kind, &fail)? {
+                    match k {
+                        "sims" => p.sims = Some(positive(k, v, &fail)?),
+                        "c" => p.c = Some(positive_f32(k, v, &fail)?),
+                        "seed" => p.seed = Some(number(k, v, &fail)?),
+                        _ => return Err(unknown(kind, k, "sims, c, seed", &fail)),
+                    }
+                }
+                Ok(PlayerSpec::Mcts(p))
+            }
+            "net" => {
+                let rest = rest.filter(|r| !r.is_empty()).ok_or_else(|| {
+                    fail("a network player needs a checkpoint path: net:PATH[:sims=N]".into())
+                })?;
+                // The path runs up to the first `:key=` segment, so paths may contain `:`.
+                let segments: Vec<&str> = rest.split(':').collect();
+                let cut = segments.iter().skip(1).position(|s| s.contains('=')).map_or(segments.len(), |i| i + 1);
+                let path = segments[..cut].join(":");
+                if path.contains('=') {
+                    return Err(fail(format!("`{path}` is not a checkpoint path (net:PATH comes first)")));
+                }
+                let mut p = NetParams { path: PathBuf::from(path), ..NetParams::default() };
+                let opts = segments[cut..].join(":");
+                for (k, v) in options((!opts.is_empty()).then_some(opts.as_str()), kind, &fail)? {
+                    match k {
+                        "sims" => p.sims = Some(number(k, v, &fail)?),
+                        "cpuct" => p.cpuct = Some(positive_f32(k, v, &fail)?),
+                        "device" => p.device = Some(v.to_string()),
+                        "seed" => p.seed = Some(number(k, v, &fail)?),
+                        _ => return Err(unknown(kind, k, "sims, cpuct, device, seed", &fail)),
+                    }
+                }
+                Ok(PlayerSpec::Net(p))
+            }
+            "ext" => {
+                let rest = rest.unwrap_or("").trim();
+                let (command, opts) = if let Some(quoted) = rest.strip_prefix('"') {
+                    let end = quoted
+                        .find('"')
+                        .ok_or_else(|| fail("the engine command has no closing `\"`".into()))?;
+                    let after = &quoted[end + 1..];
+                    let opts = match after {
+                        "" => None,
+                        a => Some(a.strip_prefix(':').ok_or_else(|| {
+                            fail(format!("expected `:key=value` after the quoted command, found `{a}`"))
+                        })?),
+                    };
+                    (quoted[..end].to_string(), opts)
+                } else {
+                    (rest.to_string(), None)
+                };
+                if command.trim().is_empty() {
+                    return Err(fail("ext needs a command line: ext:\"COMMAND ARGS\"".into()));
+                }
+                let mut p = ExtParams { command, ..ExtParams::default() };
+                for (k, v) in options(opts, kind, &fail)? {
+                    match k {
+                        "name" => p.name = Some(v.to_string()),
+                        "sims" => p.sims = Some(number(k, v, &fail)?),
+                        "depth" => p.depth = Some(positive(k, v, &fail)?),
+                        "ms" => p.ms = Some(positive(k, v, &fail)?),
+                        _ => return Err(unknown(kind, k, "name, sims, depth, ms", &fail)),
+                    }
+                }
+                Ok(PlayerSpec::Ext(p))
+            }
+            "" => Err(fail("empty player spec".into())),
+            other => Err(fail(format!(
+                "unknown player kind `{other}` (expected random, greedy, alphabeta, mcts, net or ext)"
+            ))),
+        }
+    }
+}
+
+/// Parses a comma-separated list of specs; commas inside double quotes do not split.
+pub fn parse_list(text: &str) -> Result<Vec<PlayerSpec>, SpecError> {
+    let mut parts = Vec::new();
+    let mut current = String::new();
+    let mut quoted = false;
+    for c in text.chars() {
+        match c {
+            '"' => {
+                quoted = !quoted;
+                current.push(c);
+            }
+            ',' if !quoted => parts.push(std::mem::take(&mut current)),
+            _ => current.push(c),
+        }
+    }
+    parts.push(current);
+    parts.iter().map(|p| p.parse()).collect()
+}
+
+fn options<'a>(
+    rest: Option<&'a str>,
+    kind: &str,
+    fail: &dyn Fn(String) -> SpecError,
+) -> Result<Vec<(&'a str, &'a str)>, SpecError> {
+    let Some(rest) = rest else { return Ok(Vec::new()) };
+    let mut seen: Vec<&str> = Vec::new();
+    rest.split(':')
+        .map(|seg| {
+            let (k, v) = seg
+                .split_once('=')
+                .filter(|(k, v)| !k.is_empty() && !v.is_empty())
+                .ok_or_else(|| fail(format!("option `{seg}` of {kind} is not of the form key=value")))?;
+            if seen.contains(&k) {
+                return Err(fail(format!("option `{k}` given twice")));
+            }
+            seen.push(k);
+            Ok((k, v))
+        })
+        .collect()
+}
+
+fn number<T: FromStr>(key: &str, value: &str, fail: &dyn Fn(String) -> SpecError) -> Result<T, SpecError> {
+    value.parse().map_err(|_| fail(format!("`{key}={value}`: `{value}` is not a valid non-negative integer")))
+}
+
+fn positive<T: FromStr + PartialEq + Default>(
+    key: &str,
+    value: &str,
+    fail: &dyn Fn(String) -> SpecError,
+) -> Result<T, SpecError> {
+    let n: T = number(key, value, fail)?;
+    if n == T::default() {
+        return Err(fail(format!("`{key}={value}`: must be at least 1")));
+    }
+    Ok(n)
+}
+
+fn positive_f32(key: &str, value: &str, fail: &dyn Fn(String) -> SpecError) -> Result<f32, SpecError> {
+    match value.parse::<f32>() {
+        Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
+        _ => Err(fail(format!("`{key}={value}`: expected a positive number"))),
+    }
+}
+
+fn unknown(kind: &str, key: &str, known: &str, fail: &dyn Fn(String) -> SpecError) -> SpecError {
+    fail(format!("unknown option `{key}` for {kind} (expected {known})"))
+}
+
+impl fmt::Display for PlayerSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fn opt<T: fmt::Display>(f: &mut fmt::Formatter<'_>, key: &str, v: &Option<T>) -> fmt::Result {
+            match v {
+                Some(v) => write!(f, ":{key}={v}"),
+                None => Ok(()),
+            }
+        }
+        match self {
+            PlayerSpec::Random { seed } => {
+                f.write_str("random")?;
+                opt(f, "seed", seed)
+            }
+            PlayerSpec::Greedy { seed } => {
+                f.write_str("greedy")?;
+                opt(f, "seed", seed)
+            }
+            PlayerSpec::AlphaBeta(p) => {
+                f.write_str("alphabeta")?;
+                if p.depth.is_none() && p.ms.is_none() {
+                    write!(f, ":depth={}", AlphaBetaParams::DEFAULT_DEPTH)?;
+                }
+                opt(f, "depth", &p.depth)?;
+                opt(f, "ms", &p.ms)?;
+                opt(f, "tt", &p.tt_mb)
+            }
+            PlayerSpec::Mcts(p) => {
+                write!(f, "mcts:sims={}", p.sims())?;
+                opt(f, "c", &p.c)?;
+                opt(f, "seed", &p.seed)
+            }
+            PlayerSpec::Net(p) => {
+                write!(f, "net:{}:sims={}", p.path.display(), p.sims())?;
+                opt(f, "cpuct", &p.cpuct)?;
+                opt(f, "device", &p.device)?;
+                opt(f, "seed", &p.seed)
+            }
+            PlayerSpec::Ext(p) => {
+                write!(f, "ext:\"{}\"", p.command)?;
+                opt(f, "name", &p.name)?;
+                opt(f, "sims", &p.sims)?;
+                opt(f, "depth", &p.depth)?;
+                opt(f, "ms", &p.ms)
+            }
+        }
+    }
+}
+
+impl PlayerSpec {
+    /// The name shown in tables: the canonical spec, or an external engine's `name=`.
+    pub fn display_name(&self) -> String {
+        match self {
+            PlayerSpec::Ext(ExtParams { name: Some(n), .. }) => n.clone(),
+            other => other.to_string(),
+        }
+    }
+
+    /// Whether this is the Elo anchor (`random`, any seed).
+    pub fn is_random(&self) -> bool {
+        matches!(self, PlayerSpec::Random { .. })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(s: &str) -> PlayerSpec {
+        s.parse().unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn parses_every_kind_and_round_trips() {
+        for s in [
+            "random",
+            "greedy:seed=3",
+            "alphabeta:depth=4",
+            "alphabeta:ms=200",
+            "alphabeta:depth=8:ms=50:tt=4",
+            "mcts:sims=1000",
+            "net:models/kujifunza.safetensors:sims=200",
+            "net:models/k.safetensors:sims=0:device=cpu",
+            "ext:\"bao engine greedy\"",
+            "ext:\"bao engine alphabeta:depth=2\":name=ab2:ms=100",
+        ] {
+            assert_eq!(p(s).to_string(), s, "canonical form of {s}");
+            assert_eq!(p(&p(s).to_string()), p(s));
+        }
+        assert_eq!(p("alphabeta").to_string(), "alphabeta:depth=10");
+        assert_eq!(p("mcts").to_string(), "mcts:sims=1000");
+        assert_eq!(p("net:x.safetensors").to_string(), "net:x.safetensors:sims=200");
+    }
+
+    #[test]
+    fn net_paths_may_contain_colons() {
+        let PlayerSpec::Net(n) = p("net:C:/models/a.safetensors:sims=5") else { panic!() };
+        assert_eq!(n.path, PathBuf::from("C:/models/a.safetensors"));
+        assert_eq!(n.sims, Some(5));
+    }
+
+    #[test]
+    fn errors_name_the_bad_part() {
+        let err = |s: &str| s.parse::<PlayerSpec>().unwrap_err().to_string();
+        assert!(err("alphabeta:depht=4").contains("unknown option `depht`"), "{}", err("alphabeta:depht=4"));
+        assert!(err("alphabeta:depth=x").contains("`depth=x`"));
+        assert!(err("alphabeta:depth=0").contains("out of range"));
+        assert!(err("mcts:sims=0").contains("at least 1"));
+        assert!(err("mcts:sims").contains("`sims`"));
+        assert!(err("minimax").contains("unknown player kind `minimax`"));
+        assert!(err("net").contains("checkpoint path"));
+        assert!(err("ext:\"bao engine").contains("closing"));
+        assert!(err("random:seed=1:seed=2").contains("twice"));
+    }
+
+    #[test]
+    fn lists_split_outside_quotes_only() {
+        let list = parse_list("random,ext:\"prog --a,b\",greedy").unwrap();
+        assert_eq!(list.len(), 3);
+        assert_eq!(list[1], PlayerSpec::Ext(ExtParams { command: "prog --a,b".into(), ..Default::default() }));
+    }
+}

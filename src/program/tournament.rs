@@ -1,0 +1,777 @@
+//! Tournaments: round robins and gauntlets played in parallel, with paired openings, a ply
+//! cap, per-pair results, Elo ratings, an optional SPRT, and their reports (table, JSON, SVG).
+//!
+//! Fairness: every random opening (a few uniformly random plies from the start, the same set
+//! for every pair) is played twice with colours swapped, so neither the opening nor the first
+//! move's advantage favours either player. A game still going at the ply cap is *unfinished*:
+//! reported, never counted as a win, left out of the Elo fit (R10).
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::Instant;
+
+use anyhow::Context;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use serde::Serialize;
+
+use super::elo::{self, PairCounts, Z95};
+use super::players::{self, Limits, Player, PlayerSpec};
+use super::sprt::{Sprt, SprtDecision};
+use crate::game::{After, Position, Side, Variant};
+
+/// Who plays whom.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    /// Every pair of players.
+    RoundRobin,
+    /// The first player against each of the others.
+    Gauntlet,
+}
+
+/// Everything that defines a tournament; equal configs give equal results (for players that
+/// are reproducible: all but time-limited and external ones).
+#[derive(Clone, Debug)]
+pub struct TournamentConfig {
+    pub variant: Variant,
+    pub players: Vec<PlayerSpec>,
+    pub format: Format,
+    /// Games per pair (an odd count plays the last opening once).
+    pub games_per_pair: u32,
+    /// Plies (from the start, opening included) after which a game is unfinished.
+    pub ply_cap: u32,
+    /// Random plies of each opening.
+    pub opening_plies: u32,
+    pub seed: u64,
+    /// Worker threads (games in parallel).
+    pub threads: usize,
+    /// Stop a two-player match early by this test.
+    pub sprt: Option<Sprt>,
+    /// Show a progress bar.
+    pub progress: bool,
+}
+
+impl TournamentConfig {
+    pub const DEFAULT_PLY_CAP: u32 = 400;
+    pub const DEFAULT_OPENING_PLIES: u32 = 4;
+
+    pub fn new(variant: Variant, players: Vec<PlayerSpec>, games_per_pair: u32) -> TournamentConfig {
+        TournamentConfig {
+            variant,
+            players,
+            format: Format::RoundRobin,
+            games_per_pair,
+            ply_cap: Self::DEFAULT_PLY_CAP,
+            opening_plies: Self::DEFAULT_OPENING_PLIES,
+            seed: 1,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            sprt: None,
+            progress: false,
+        }
+    }
+
+    /// The pairs `(a, b)` that play, as indices into `players`.
+    pub fn pairs(&self) -> Vec<(usize, usize)> {
+        let n = self.players.len();
+        match self.format {
+            Format::RoundRobin => (0..n).flat_map(|a| (a + 1..n).map(move |b| (a, b))).collect(),
+            Format::Gauntlet => (1..n).map(|b| (0, b)).collect(),
+        }
+    }
+}
+
+/// How one game ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "kind")]
+pub enum GameEnd {
+    /// Won on the board (R10); `reason` is `front-empty` or `no-move`.
+    Win { winner: Side, reason: String },
+    /// Still going at the ply cap.
+    Unfinished,
+    /// A player failed (error, illegal move, crashed engine) and lost.
+    Forfeit { loser: Side, reason: String },
+}
+
+impl GameEnd {
+    pub fn winner(&self) -> Option<Side> {
+        match self {
+            GameEnd::Win { winner, .. } => Some(*winner),
+            GameEnd::Forfeit { loser, .. } => Some(loser.opponent()),
+            GameEnd::Unfinished => None,
+        }
+    }
+}
+
+impl Serialize for Side {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.letter())
+    }
+}
+
+/// One played game.
+#[derive(Clone, Debug, Serialize)]
+pub struct GameSummary {
+    /// Index into [`TournamentResult::pairs`].
+    pub pair: usize,
+    /// Game number within the pair.
+    pub game: u32,
+    /// Player indices of South and North.
+    pub south: usize,
+    pub north: usize,
+    /// The opening's number and moves.
+    pub opening: u32,
+    pub opening_moves: Vec<String>,
+    pub end: GameEnd,
+    /// Plies from the start, opening included.
+    pub plies: u32,
+}
+
+impl GameSummary {
+    /// The winning player's index, if any.
+    pub fn winner(&self) -> Option<usize> {
+        self.end.winner().map(|s| if s == Side::South { self.south } else { self.north })
+    }
+}
+
+/// The results of one pair, from `a`'s side.
+#[derive(Clone, Debug, Serialize)]
+pub struct PairResult {
+    pub a: usize,
+    pub b: usize,
+    pub a_name: String,
+    pub b_name: String,
+    pub games: u32,
+    pub a_wins: u32,
+    pub b_wins: u32,
+    pub unfinished: u32,
+    /// Games lost by forfeit (included in the wins above).
+    pub forfeits: u32,
+    /// `a_wins / (a_wins + b_wins)`: unfinished games do not count.
+    pub a_win_rate: Option<f64>,
+    /// Wilson 95% interval of `a_win_rate`.
+    pub a_win_rate_ci95: (f64, f64),
+}
+
+/// One player's rating.
+#[derive(Clone, Debug, Serialize)]
+pub struct Rating {
+    pub name: String,
+    pub elo: Option<f64>,
+    pub elo_ci95: Option<(f64, f64)>,
+    pub games: u32,
+    pub wins: u32,
+    pub losses: u32,
+    pub unfinished: u32,
+}
+
+/// The state of an SPRT at the end.
+#[derive(Clone, Debug, Serialize)]
+pub struct SprtReport {
+    pub elo0: f64,
+    pub elo1: f64,
+    pub alpha: f64,
+    pub beta: f64,
+    pub llr: f64,
+    pub bounds: (f64, f64),
+    pub decision: SprtDecision,
+}
+
+/// Everything a tournament produced; serialised as the results JSON.
+#[derive(Clone, Debug, Serialize)]
+pub struct TournamentResult {
+    pub variant: Variant,
+    pub format: Format,
+    pub players: Vec<String>,
+    pub games_per_pair: u32,
+    pub ply_cap: u32,
+    pub opening_plies: u32,
+    pub seed: u64,
+    /// The player fixed at Elo 0.
+    pub anchor: String,
+    /// Whether the Elo fit needed its virtual-draw prior (a perfect score somewhere).
+    pub elo_regularized: bool,
+    pub pairs: Vec<PairResult>,
+    pub ratings: Vec<Rating>,
+    /// South's share of the finished games (the first-move advantage).
+    pub south_win_rate: Option<f64>,
+    pub sprt: Option<SprtReport>,
+    pub elapsed_s: f64,
+    pub games: Vec<GameSummary>,
+}
+
+/// A two-player match from `a`'s side, for the training loop's strength checks.
+#[derive(Clone, Debug, Serialize)]
+pub struct MatchResult {
+    pub a_wins: u32,
+    pub b_wins: u32,
+    pub unfinished: u32,
+    pub forfeits: u32,
+    /// `a`'s share of the finished games.
+    pub score: Option<f64>,
+    /// `a`'s Elo over `b` with its 95% interval (virtual-draw prior on perfect scores).
+    pub elo: Option<f64>,
+    pub elo_ci95: Option<(f64, f64)>,
+    pub sprt: Option<SprtReport>,
+}
+
+/// Plays `games` games between `a` and `b` (paired openings, colours alternated).
+pub fn run_match(
+    variant: Variant,
+    a: &PlayerSpec,
+    b: &PlayerSpec,
+    games: u32,
+    ply_cap: u32,
+    seed: u64,
+    progress: bool,
+) -> anyhow::Result<MatchResult> {
+    let mut config = TournamentConfig::new(variant, vec![a.clone(), b.clone()], games);
+    config.ply_cap = ply_cap;
+    config.seed = seed;
+    config.progress = progress;
+    let r = run_tournament(&config)?;
+    Ok(match_summary(&r))
+}
+
+/// The two-player view of a finished tournament of two.
+pub fn match_summary(r: &TournamentResult) -> MatchResult {
+    let p = &r.pairs[0];
+    let fit = elo::fit(2, 1, &[PairCounts { i: 0, j: 1, wins_i: p.a_wins as f64, wins_j: p.b_wins as f64 }]);
+    MatchResult {
+        a_wins: p.a_wins,
+        b_wins: p.b_wins,
+        unfinished: p.unfinished,
+        forfeits: p.forfeits,
+        score: p.a_win_rate,
+        elo: fit.ratings[0],
+        elo_ci95: fit.interval95(0),
+        sprt: r.sprt.clone(),
+    }
+}
+
+/// A 64-bit mix (splitmix64) for deriving independent seeds.
+fn mix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// Opening `k` of a tournament: `plies` uniformly random plies from the start, redrawn if the
+/// game would end inside the opening or the side to move could win at once after it.
+/// Returns the position and the moves.
+pub fn opening(variant: Variant, plies: u32, seed: u64, k: u32) -> (Position, Vec<String>) {
+    for attempt in 0u64.. {
+        let mut rng = SmallRng::seed_from_u64(mix(mix(seed ^ 0x6f70_656e) ^ (k as u64) << 20 ^ attempt));
+        let mut pos = Position::start(variant);
+        let mut moves = Vec::new();
+        let mut ok = true;
+        for _ in 0..plies {
+            let list = pos.legal_moves();
+            if list.is_empty() {
+                ok = false;
+                break;
+            }
+            let lm = list.as_slice()[rng.random_range(0..list.len())];
+            moves.push(lm.notation(pos.to_move()));
+            match lm.after {
+                After::Position(p) => pos = p,
+                After::Won(_) => {
+                    ok = false;
+                    break;
+                }
+            }
+        }
+        // An opening the side to move wins at once measures nothing (both colours would just
+        // take the win), and in kujifunza such openings are common: draw another.
+        let list = pos.legal_moves();
+        if ok && !list.is_empty() && !list.iter().any(|lm| matches!(lm.after, After::Won(_))) {
+            return (pos, moves);
+        }
+    }
+    unreachable!("the loop only ends by returning")
+}
+
+/// Plays one game from `start` (reached after `start_plies` plies).
+pub fn play_game(
+    south: &mut dyn Player,
+    north: &mut dyn Player,
+    start: Position,
+    start_plies: u32,
+    ply_cap: u32,
+    limits: &Limits,
+) -> (GameEnd, u32) {
+    let mut pos = start;
+    let mut plies = start_plies;
+    loop {
+        let moves = pos.legal_moves();
+        if moves.is_empty() {
+            return (GameEnd::Win { winner: pos.to_move().opponent(), reason: "no-move".into() }, plies);
+        }
+        if plies >= ply_cap {
+            return (GameEnd::Unfinished, plies);
+        }
+        let me = pos.to_move();
+        let player: &mut dyn Player = if me == Side::South { &mut *south } else { &mut *north };
+        let chosen = match player.choose(&pos, limits) {
+            Ok(c) => c,
+            Err(e) => return (GameEnd::Forfeit { loser: me, reason: format!("{e:#}") }, plies),
+        };
+        if moves.get(chosen.mv.mv) != Some(&chosen.mv) {
+            let reason = format!("illegal move {:?}", chosen.mv.mv);
+            return (GameEnd::Forfeit { loser: me, reason }, plies);
+        }
+        plies += 1;
+        match chosen.mv.after {
+            After::Won(o) => return (GameEnd::Win { winner: o.winner, reason: o.reason.name().into() }, plies),
+            After::Position(p) => pos = p,
+        }
+    }
+}
+
+/// One scheduled game.
+#[derive(Clone, Copy)]
+struct Job {
+    pair: usize,
+    game: u32,
+    a: usize,
+    b: usize,
+}
+
+/// Plays a whole tournament (see module docs).
+pub fn run_tournament(config: &TournamentConfig) -> anyhow::Result<TournamentResult> {
+    let started = Instant::now();
+    let n = config.players.len();
+    anyhow::ensure!(n >= 2, "a tournament needs at least two players (got {n})");
+    anyhow::ensure!(config.games_per_pair >= 1, "--games must be at least 1");
+    anyhow::ensure!(config.ply_cap > config.opening_plies, "the ply cap must exceed the opening plies");
+    if config.sprt.is_some() {
+        anyhow::ensure!(n == 2, "--sprt needs exactly two players (got {n})");
+    }
+    // Build each player once up front so that a bad spec fails before any game is played.
+    for spec in &config.players {
+        players::build(spec, config.variant, 0).with_context(|| format!("cannot build player `{spec}`"))?;
+    }
+    let names: Vec<String> = config.players.iter().map(|s| s.display_name()).collect();
+    let pairs = config.pairs();
+    // Interleave pairs so that a stopped or interrupted run is balanced.
+    let jobs: Vec<Job> = (0..config.games_per_pair)
+        .flat_map(|g| pairs.iter().enumerate().map(move |(p, &(a, b))| Job { pair: p, game: g, a, b }))
+        .collect();
+    let openings: Vec<(Position, Vec<String>)> = (0..config.games_per_pair.div_ceil(2))
+        .map(|k| opening(config.variant, config.opening_plies, config.seed, k))
+        .collect();
+
+    let bar = if config.progress {
+        let bar = indicatif::ProgressBar::new(jobs.len() as u64);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} games {msg}")
+                .expect("valid template")
+                .progress_chars("=> "),
+        );
+        bar
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let threads = config.threads.clamp(1, jobs.len());
+    // Bounded, so that workers never run far ahead of the SPRT that may stop them.
+    let (tx, rx) = mpsc::sync_channel::<anyhow::Result<GameSummary>>(threads);
+    let mut games: Vec<GameSummary> = Vec::with_capacity(jobs.len());
+    let mut sprt_state = config.sprt.map(|s| (s, SprtDecision::Continue));
+    let mut failure = None;
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            let tx = tx.clone();
+            let (jobs, openings, next, stop) = (&jobs, &openings, &next, &stop);
+            scope.spawn(move || {
+                let mut cache: Vec<Option<Box<dyn Player>>> = (0..n).map(|_| None).collect();
+                loop {
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&job) = jobs.get(i) else { break };
+                    let result = run_job(config, job, &openings[(job.game / 2) as usize], &mut cache);
+                    if tx.send(result).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        for result in rx {
+            match result {
+                Ok(g) => {
+                    // Games still in flight when an SPRT decided are left out, so that the
+                    // report is the one the decision was taken on.
+                    if sprt_state.is_some_and(|(_, d)| d != SprtDecision::Continue) {
+                        continue;
+                    }
+                    games.push(g);
+                    bar.inc(1);
+                    if let Some((sprt, decision)) = &mut sprt_state {
+                        let (w, l) = a_wins_losses(&games);
+                        *decision = sprt.decide(w as f64, l as f64);
+                        bar.set_message(format!("{w}-{l}  LLR {:.2}", sprt.llr(w as f64, l as f64)));
+                        if *decision != SprtDecision::Continue {
+                            stop.store(true, Ordering::Relaxed);
+                        }
+                    } else if n == 2 {
+                        let (w, l) = a_wins_losses(&games);
+                        bar.set_message(format!("{w}-{l}"));
+                    }
+                }
+                Err(e) => {
+                    stop.store(true, Ordering::Relaxed);
+                    failure.get_or_insert(e);
+                }
+            }
+        }
+    });
+    bar.finish_and_clear();
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    games.sort_by_key(|g| (g.pair, g.game));
+    Ok(summarise(config, &names, &pairs, games, sprt_state.map(|s| s.0), started.elapsed().as_secs_f64()))
+}
+
+/// Wins and losses of player 0 (a two-player match).
+fn a_wins_losses(games: &[GameSummary]) -> (u32, u32) {
+    games.iter().fold((0, 0), |(w, l), g| match g.winner() {
+        Some(0) => (w + 1, l),
+        Some(_) => (w, l + 1),
+        None => (w, l),
+    })
+}
+
+fn run_job(
+    config: &TournamentConfig,
+    job: Job,
+    (start, moves): &(Position, Vec<String>),
+    cache: &mut [Option<Box<dyn Player>>],
+) -> anyhow::Result<GameSummary> {
+    // Even games give `a` South, odd games give it North: each opening twice, colours swapped.
+    let (south, north) = if job.game % 2 == 0 { (job.a, job.b) } else { (job.b, job.a) };
+    let game_seed = mix(config.seed ^ mix((job.pair as u64) << 32 | job.game as u64));
+    for (k, &who) in [south, north].iter().enumerate() {
+        if cache[who].is_none() {
+            let spec = &config.players[who];
+            cache[who] = Some(
+                players::build(spec, config.variant, game_seed)
+                    .with_context(|| format!("cannot build player `{spec}`"))?,
+            );
+        }
+        cache[who].as_mut().expect("built").new_game(mix(game_seed ^ k as u64));
+    }
+    let (ps, pn) = if south < north {
+        let (lo, hi) = cache.split_at_mut(north);
+        (lo[south].as_deref_mut(), hi[0].as_deref_mut())
+    } else {
+        let (lo, hi) = cache.split_at_mut(south);
+        (hi[0].as_deref_mut(), lo[north].as_deref_mut())
+    };
+    let (ps, pn) = (ps.expect("built"), pn.expect("built"));
+    let (end, plies) = play_game(ps, pn, *start, moves.len() as u32, config.ply_cap, &Limits::default());
+    if let GameEnd::Forfeit { loser, reason } = &end {
+        let who = if *loser == Side::South { south } else { north };
+        tracing::warn!("{} forfeits game {} of pair {}: {reason}", config.players[who], job.game, job.pair);
+    }
+    Ok(GameSummary {
+        pair: job.pair,
+        game: job.game,
+        south,
+        north,
+        opening: job.game / 2,
+        opening_moves: moves.clone(),
+        end,
+        plies,
+    })
+}
+
+fn summarise(
+    config: &TournamentConfig,
+    names: &[String],
+    pairs: &[(usize, usize)],
+    games: Vec<GameSummary>,
+    sprt: Option<Sprt>,
+    elapsed_s: f64,
+) -> TournamentResult {
+    let n = names.len();
+    let pair_results: Vec<PairResult> = pairs
+        .iter()
+        .enumerate()
+        .map(|(p, &(a, b))| {
+            let mine: Vec<&GameSummary> = games.iter().filter(|g| g.pair == p).collect();
+            let a_wins = mine.iter().filter(|g| g.winner() == Some(a)).count() as u32;
+            let b_wins = mine.iter().filter(|g| g.winner() == Some(b)).count() as u32;
+            let unfinished = mine.iter().filter(|g| g.end == GameEnd::Unfinished).count() as u32;
+            let forfeits = mine.iter().filter(|g| matches!(g.end, GameEnd::Forfeit { .. })).count() as u32;
+            let finished = (a_wins + b_wins) as f64;
+            PairResult {
+                a,
+                b,
+                a_name: names[a].clone(),
+                b_name: names[b].clone(),
+                games: mine.len() as u32,
+                a_wins,
+                b_wins,
+                unfinished,
+                forfeits,
+                a_win_rate: (finished > 0.0).then(|| a_wins as f64 / finished),
+                a_win_rate_ci95: elo::wilson_interval(a_wins as f64, finished, Z95),
+            }
+        })
+        .collect();
+    let anchor = config.players.iter().position(|s| s.is_random()).unwrap_or(0);
+    let counts: Vec<PairCounts> = pair_results
+        .iter()
+        .map(|p| PairCounts { i: p.a, j: p.b, wins_i: p.a_wins as f64, wins_j: p.b_wins as f64 })
+        .collect();
+    let fit = elo::fit(n, anchor, &counts);
+    let ratings = (0..n)
+        .map(|i| {
+            let mine = games.iter().filter(|g| g.south == i || g.north == i);
+            let (mut wins, mut losses, mut unfinished, mut total) = (0, 0, 0, 0);
+            for g in mine {
+                total += 1;
+                match g.winner() {
+                    Some(w) if w == i => wins += 1,
+                    Some(_) => losses += 1,
+                    None => unfinished += 1,
+                }
+            }
+            Rating {
+                name: names[i].clone(),
+                elo: fit.ratings[i],
+                elo_ci95: fit.interval95(i),
+                games: total,
+                wins,
+                losses,
+                unfinished,
+            }
+        })
+        .collect();
+    let finished: Vec<&GameSummary> = games.iter().filter(|g| g.end.winner().is_some()).collect();
+    let south_wins = finished.iter().filter(|g| g.end.winner() == Some(Side::South)).count();
+    let sprt = sprt.map(|s| {
+        let (w, l) = a_wins_losses(&games);
+        SprtReport {
+            elo0: s.elo0,
+            elo1: s.elo1,
+            alpha: s.alpha,
+            beta: s.beta,
+            llr: s.llr(w as f64, l as f64),
+            bounds: s.bounds(),
+            decision: s.decide(w as f64, l as f64),
+        }
+    });
+    TournamentResult {
+        variant: config.variant,
+        format: config.format,
+        players: names.to_vec(),
+        games_per_pair: config.games_per_pair,
+        ply_cap: config.ply_cap,
+        opening_plies: config.opening_plies,
+        seed: config.seed,
+        anchor: names[anchor].clone(),
+        elo_regularized: fit.regularized,
+        pairs: pair_results,
+        ratings,
+        south_win_rate: (!finished.is_empty()).then(|| south_wins as f64 / finished.len() as f64),
+        sprt,
+        elapsed_s,
+        games,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reports
+
+/// The printed tables: per pair, then ratings (best first).
+pub fn format_table(r: &TournamentResult) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let w = r.players.iter().map(|n| n.len()).max().unwrap_or(6).max(6);
+    let _ = writeln!(
+        s,
+        "{} {} games per pair, ply cap {}, {} opening plies, seed {} ({:.1} s)",
+        r.variant, r.games_per_pair, r.ply_cap, r.opening_plies, r.seed, r.elapsed_s
+    );
+    let _ = writeln!(s, "\n{:<w$}  {:<w$}  {:>5} {:>5} {:>5} {:>5}  {:>6}  {:>15}", "A", "B", "games", "A won", "B won", "unfin", "A rate", "95% interval");
+    for p in &r.pairs {
+        let rate = p.a_win_rate.map_or("-".into(), |x| format!("{:.1}%", 100.0 * x));
+        let _ = writeln!(
+            s,
+            "{:<w$}  {:<w$}  {:>5} {:>5} {:>5} {:>5}  {:>6}  {:>6.1}% - {:.1}%{}",
+            p.a_name,
+            p.b_name,
+            p.games,
+            p.a_wins,
+            p.b_wins,
+            p.unfinished,
+            rate,
+            100.0 * p.a_win_rate_ci95.0,
+            100.0 * p.a_win_rate_ci95.1,
+            if p.forfeits > 0 { format!("  ({} forfeits)", p.forfeits) } else { String::new() }
+        );
+    }
+    let mut order: Vec<&Rating> = r.ratings.iter().collect();
+    order.sort_by(|a, b| b.elo.unwrap_or(f64::NEG_INFINITY).total_cmp(&a.elo.unwrap_or(f64::NEG_INFINITY)));
+    let _ = writeln!(s, "\n{:<w$}  {:>7}  {:>17}  {:>5} {:>5} {:>5} {:>5}", "player", "Elo", "95% interval", "games", "won", "lost", "unfin");
+    for p in order {
+        let (elo, ci) = match (p.elo, p.elo_ci95) {
+            (Some(e), Some((lo, hi))) => (format!("{e:.0}"), format!("{lo:.0} .. {hi:.0}")),
+            (Some(e), None) => (format!("{e:.0}"), "-".into()),
+            _ => ("-".into(), "-".into()),
+        };
+        let _ = writeln!(s, "{:<w$}  {:>7}  {:>17}  {:>5} {:>5} {:>5} {:>5}", p.name, elo, ci, p.games, p.wins, p.losses, p.unfinished);
+    }
+    let _ = writeln!(s, "\nElo anchored at {} = 0{}", r.anchor, if r.elo_regularized { "; a perfect score needed one virtual draw per pair" } else { "" });
+    if let Some(x) = r.south_win_rate {
+        let _ = writeln!(s, "South won {:.1}% of finished games", 100.0 * x);
+    }
+    if let Some(t) = &r.sprt {
+        let _ = writeln!(
+            s,
+            "SPRT elo0={} elo1={}: LLR {:.2} in [{:.2}, {:.2}] -> {}",
+            t.elo0,
+            t.elo1,
+            t.llr,
+            t.bounds.0,
+            t.bounds.1,
+            match t.decision {
+                SprtDecision::H0 => "H0 accepted",
+                SprtDecision::H1 => "H1 accepted",
+                SprtDecision::Continue => "inconclusive",
+            }
+        );
+    }
+    s
+}
+
+/// Writes `contents` to `path` atomically (`NAME.tmp`, then rename).
+pub fn write_atomic(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = std::path::PathBuf::from(tmp);
+    std::fs::write(&tmp, contents).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
+}
+
+/// Writes the results JSON.
+pub fn write_json(r: &TournamentResult, path: &Path) -> anyhow::Result<()> {
+    let text = serde_json::to_string_pretty(r).context("serialise results")?;
+    write_atomic(path, text.as_bytes())
+}
+
+/// Renders the ratings with 95% error bars as an SVG (no system fonts needed).
+pub fn elo_svg(r: &TournamentResult) -> anyhow::Result<String> {
+    use plotters::prelude::*;
+    let rated: Vec<(&str, f64, f64, f64)> = r
+        .ratings
+        .iter()
+        .filter_map(|p| {
+            let e = p.elo?;
+            let (lo, hi) = p.elo_ci95.unwrap_or((e, e));
+            Some((p.name.as_str(), e, lo, hi))
+        })
+        .collect();
+    anyhow::ensure!(!rated.is_empty(), "no player has a rating to plot");
+    let lo = rated.iter().map(|x| x.2).fold(f64::INFINITY, f64::min);
+    let hi = rated.iter().map(|x| x.3).fold(f64::NEG_INFINITY, f64::max);
+    let pad = ((hi - lo) * 0.1).max(50.0);
+    let height = 120 + 40 * rated.len() as u32;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (800, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| anyhow::anyhow!("plot: {e}"))?;
+        let n = rated.len() as i32;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(format!("Elo ({}, anchor {} = 0, 95% intervals)", r.variant, r.anchor), ("sans-serif", 18))
+            .margin(15)
+            .x_label_area_size(35)
+            .y_label_area_size(260)
+            .build_cartesian_2d((lo - pad)..(hi + pad), -1..n)
+            .map_err(|e| anyhow::anyhow!("plot: {e}"))?;
+        let labels: Vec<String> = rated.iter().map(|x| x.0.to_string()).collect();
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(rated.len() + 2)
+            .y_label_formatter(&|y| usize::try_from(*y).ok().and_then(|i| labels.get(i)).cloned().unwrap_or_default())
+            .x_desc("Elo")
+            .draw()
+            .map_err(|e| anyhow::anyhow!("plot: {e}"))?;
+        for (i, &(_, e, l, h)) in rated.iter().enumerate() {
+            let y = i as i32;
+            chart
+                .draw_series(std::iter::once(PathElement::new(vec![(l, y), (h, y)], BLUE.stroke_width(2))))
+                .map_err(|e| anyhow::anyhow!("plot: {e}"))?;
+            chart
+                .draw_series(std::iter::once(Circle::new((e, y), 5, BLUE.filled())))
+                .map_err(|e| anyhow::anyhow!("plot: {e}"))?;
+        }
+        root.present().map_err(|e| anyhow::anyhow!("plot: {e}"))?;
+    }
+    Ok(svg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(s: &str) -> PlayerSpec {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn paired_openings_really_swap_colours() {
+        let mut config = TournamentConfig::new(Variant::Kujifunza, vec![spec("random"), spec("greedy")], 8);
+        config.threads = 2;
+        config.ply_cap = 60;
+        let r = run_tournament(&config).unwrap();
+        assert_eq!(r.games.len(), 8);
+        for k in 0..4 {
+            let pair: Vec<&GameSummary> = r.games.iter().filter(|g| g.opening == k).collect();
+            assert_eq!(pair.len(), 2, "opening {k} is played twice");
+            assert_eq!(pair[0].opening_moves, pair[1].opening_moves);
+            assert_eq!(pair[0].opening_moves.len(), TournamentConfig::DEFAULT_OPENING_PLIES as usize);
+            assert_eq!((pair[0].south, pair[0].north), (pair[1].north, pair[1].south), "colours swapped");
+        }
+        // Different openings differ (the seed is used).
+        let firsts: std::collections::HashSet<_> = r.games.iter().map(|g| g.opening_moves.clone()).collect();
+        assert!(firsts.len() >= 3, "{firsts:?}");
+    }
+
+    #[test]
+    fn ply_cap_makes_games_unfinished_and_never_wins() {
+        let mut config = TournamentConfig::new(Variant::Kujifunza, vec![spec("random"), spec("random")], 4);
+        config.ply_cap = 5;
+        config.threads = 1;
+        let r = run_tournament(&config).unwrap();
+        for g in &r.games {
+            if g.end == GameEnd::Unfinished {
+                assert_eq!(g.plies, 5);
+            }
+        }
+        let p = &r.pairs[0];
+        assert_eq!(p.a_wins + p.b_wins + p.unfinished, 4);
+        assert!(p.unfinished >= 3, "5 plies rarely finish a random game: {p:?}");
+    }
+
+    #[test]
+    fn same_seed_same_results() {
+        let mut config = TournamentConfig::new(Variant::Kujifunza, vec![spec("random"), spec("greedy")], 4);
+        config.ply_cap = 80;
+        config.threads = 2;
+        let a = run_tournament(&config).unwrap();
+        let b = run_tournament(&config).unwrap();
+        let key = |r: &TournamentResult| r.games.iter().map(|g| (g.plies, g.winner())).collect::<Vec<_>>();
+        assert_eq!(key(&a), key(&b));
+    }
+}
