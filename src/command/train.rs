@@ -1,8 +1,20 @@
-//! `bao train`.
+//! `bao train --config C --run DIR`: the whole AlphaZero loop; rerun to resume.
+
+use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Run config (TOML), e.g. configs/kujifunza-quick.toml.
+    #[arg(long)]
+    pub config: PathBuf,
+    /// Run directory: created on the first run, resumed after.
+    #[arg(long)]
+    pub run: PathBuf,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    super::not_yet("train")
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let history = crate::program::train::train(&args.config, &args.run)?;
+    println!("\nstrength of the last generation ({}):", args.run.display());
+    print!("{}", crate::program::train::results_table(&history));
+    Ok(())
 }

@@ -5,4 +5,5 @@ pub mod players;
 pub mod random_games;
 pub mod selfplay;
 pub mod sprt;
+pub mod train;
 pub mod tournament;

@@ -233,14 +233,32 @@ mod tests {
     }
 
     #[test]
-    fn net_spec_reports_missing_file_and_unwired_loader() {
+    fn net_players_load_checkpoints_and_refuse_bad_ones() {
+        use crate::neuralnet::{Lineage, NetConfig, Network};
         let spec: crate::program::players::PlayerSpec = "net:/no/such/file.safetensors:sims=0".parse().unwrap();
         let err = crate::program::players::build(&spec, Variant::Kujifunza, 0).err().unwrap();
         assert!(err.to_string().contains("not found"), "{err:#}");
-        let file = tempfile::NamedTempFile::new().unwrap();
-        let spec: crate::program::players::PlayerSpec =
-            format!("net:{}:sims=0", file.path().display()).parse().unwrap();
-        let err = crate::program::players::build(&spec, Variant::Kujifunza, 0).err().unwrap();
-        assert!(format!("{err:#}").contains("not yet wired"), "{err:#}");
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tiny.safetensors");
+        let net = Network::new(&NetConfig::preset("tiny").unwrap(), Variant::Kujifunza, tch::Device::Cpu).unwrap();
+        net.save(&path, &Lineage::default()).unwrap();
+        let pos = Position::start(Variant::Kujifunza);
+        for sims in [0, 8] {
+            let spec: crate::program::players::PlayerSpec = format!("net:{}:sims={sims}", path.display()).parse().unwrap();
+            let mut p = crate::program::players::build(&spec, Variant::Kujifunza, 0).unwrap();
+            let c = p.choose(&pos, &Limits::default()).unwrap();
+            assert!(pos.legal_moves().get(c.mv.mv).is_some());
+            assert!(!c.analysis.pv.is_empty());
+        }
+        // A network trained for the other variant is refused, naming the variant.
+        let spec: crate::program::players::PlayerSpec = format!("net:{}", path.display()).parse().unwrap();
+        let err = crate::program::players::build(&spec, Variant::Kiswahili, 0).err().unwrap();
+        assert!(format!("{err:#}").contains("kujifunza"), "{err:#}");
+        // A file that is no checkpoint gives an error, not a crash.
+        let junk = dir.path().join("junk.safetensors");
+        std::fs::write(&junk, b"not a checkpoint").unwrap();
+        let spec: crate::program::players::PlayerSpec = format!("net:{}", junk.display()).parse().unwrap();
+        assert!(crate::program::players::build(&spec, Variant::Kujifunza, 0).is_err());
     }
 }
