@@ -288,20 +288,8 @@ fn generation(config: &RunConfig, dir: &RunDir, g: u32, learner: &mut Learner, s
     // Window of the newest positions, newest generations first.
     let t = &config.train;
     let window_size = (t.window_min + t.window_growth * (g as usize - 1)).min(t.window_max);
-    let mut window: Vec<Sample> = Vec::new();
-    for k in (1..=g).rev() {
-        if window.len() >= window_size {
-            break;
-        }
-        let d = dir.data(k);
-        if !d.exists() {
-            continue;
-        }
-        for shard in list_shards(&d)? {
-            window.extend(read_shard(&shard)?.samples.into_iter().filter(|s| s.full_search));
-        }
-    }
-    window.truncate(window_size);
+    let dirs: Vec<PathBuf> = (1..=g).rev().map(|k| dir.data(k)).filter(|d| d.exists()).collect();
+    let window = load_window(&dirs, window_size)?;
     anyhow::ensure!(!window.is_empty(), "self-play of generation {g} wrote no training samples");
     let steps = ((stats.positions as f64 * t.reuse / t.batch_size as f64).ceil() as usize)
         .clamp(1, t.max_steps_per_generation);
@@ -312,21 +300,15 @@ fn generation(config: &RunConfig, dir: &RunDir, g: u32, learner: &mut Learner, s
     let bar = indicatif::ProgressBar::new(steps as u64).with_style(
         indicatif::ProgressStyle::with_template("  train  [{bar:30}] {pos}/{len} steps {msg}").expect("template"),
     );
-    let mut batch = Batch::new(t.batch_size);
-    let mut sums = [0f64; 4];
     let tt = Instant::now();
     let mut steps_log = std::fs::OpenOptions::new().create(true).append(true).open(dir.0.join("steps.csv"))?;
-    for _ in 0..steps {
-        batch.fill(&window, &mut rng, mirror, t.q_mix)?;
-        let l: Losses = learner.train_step(&batch.features, &batch.masks, &batch.policy, &batch.value)?;
+    let mean = train_steps(learner, &window, steps, t.batch_size, mirror, t.q_mix, &mut rng, |l| {
         state.steps += 1;
         writeln!(steps_log, "{},{},{:.5},{:.5},{:.4},{:.4},{}", g, state.steps, l.policy, l.value, l.policy_entropy, l.value_accuracy, lr)?;
-        for (s, v) in sums.iter_mut().zip([l.policy, l.value, l.policy_entropy, l.value_accuracy]) {
-            *s += v as f64;
-        }
         bar.set_message(format!("policy {:.3} value {:.3}", l.policy, l.value));
         bar.inc(1);
-    }
+        Ok(())
+    })?;
     bar.finish_and_clear();
     let train_secs = tt.elapsed().as_secs_f64();
     learner.set_lineage(g as u64, Some(format!("{}.safetensors", gen_name(g - 1))));
@@ -342,7 +324,6 @@ fn generation(config: &RunConfig, dir: &RunDir, g: u32, learner: &mut Learner, s
         let r = run_match(config.variant, &me, &spec, config.eval.games, config.eval.ply_cap, t.seed + g as u64, false)?;
         vs.push((b.clone(), r.score.unwrap_or(0.0), r.elo));
     }
-    let n = steps as f64;
     Ok(GenerationMetrics {
         generation: g,
         steps: state.steps,
@@ -355,11 +336,61 @@ fn generation(config: &RunConfig, dir: &RunDir, g: u32, learner: &mut Learner, s
         train_steps: steps,
         samples_per_sec: (steps * t.batch_size) as f64 / train_secs.max(1e-9),
         learning_rate: lr,
-        policy_loss: (sums[0] / n) as f32,
-        value_loss: (sums[1] / n) as f32,
+        policy_loss: mean.policy,
+        value_loss: mean.value,
+        policy_entropy: mean.policy_entropy,
+        value_accuracy: mean.value_accuracy,
+        vs,
+    })
+}
+
+/// The newest `size` fully searched samples from `dirs`, given newest first.
+pub fn load_window(dirs: &[PathBuf], size: usize) -> anyhow::Result<Vec<Sample>> {
+    let mut window: Vec<Sample> = Vec::new();
+    for d in dirs {
+        if window.len() >= size {
+            break;
+        }
+        let mut shards = list_shards(d)?;
+        shards.reverse();
+        for shard in shards {
+            window.extend(read_shard(&shard)?.samples.into_iter().filter(|s| s.full_search));
+        }
+    }
+    window.truncate(size);
+    Ok(window)
+}
+
+/// Trains `steps` minibatches drawn uniformly from `window`; returns the mean losses.
+pub fn train_steps(
+    learner: &mut Learner,
+    window: &[Sample],
+    steps: usize,
+    batch_size: usize,
+    mirror: bool,
+    q_mix: f32,
+    rng: &mut SmallRng,
+    mut on_step: impl FnMut(&Losses) -> anyhow::Result<()>,
+) -> anyhow::Result<Losses> {
+    anyhow::ensure!(!window.is_empty(), "no training samples");
+    let mut batch = Batch::new(batch_size);
+    let mut sums = [0f64; 4];
+    for _ in 0..steps {
+        batch.fill(window, rng, mirror, q_mix)?;
+        let l = learner.train_step(&batch.features, &batch.masks, &batch.policy, &batch.value)?;
+        on_step(&l)?;
+        for (s, v) in sums.iter_mut().zip([l.policy, l.value, l.policy_entropy, l.value_accuracy]) {
+            *s += v as f64;
+        }
+    }
+    let n = steps.max(1) as f64;
+    let (policy, value) = ((sums[0] / n) as f32, (sums[1] / n) as f32);
+    Ok(Losses {
+        policy,
+        value,
+        total: policy + learner.config().value_loss_weight as f32 * value,
         policy_entropy: (sums[2] / n) as f32,
         value_accuracy: (sums[3] / n) as f32,
-        vs,
     })
 }
 
