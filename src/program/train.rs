@@ -217,7 +217,10 @@ pub fn train(config_path: &Path, run_dir: &Path) -> anyhow::Result<Vec<Generatio
         let saved_config = dir.0.join("config.toml");
         let saved: RunConfig = crate::config::load_toml(&saved_config)
             .with_context(|| format!("{} is not a readable bao run directory", dir.0.display()))?;
-        if saved != config {
+        // Only the generation count may change between runs: raising it continues the run.
+        let mut same = saved.clone();
+        same.train.generations = config.train.generations;
+        if same != config {
             bail!(
                 "run directory {} was started with a different config (see {}); use another --run directory",
                 dir.0.display(),
