@@ -654,14 +654,9 @@ pub fn format_table(r: &TournamentResult) -> String {
     s
 }
 
-/// Writes `contents` to `path` atomically (`NAME.tmp`, then rename).
-pub fn write_atomic(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = std::path::PathBuf::from(tmp);
-    std::fs::write(&tmp, contents).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
-}
+
+/// Files are written to a temporary name and renamed, like every other file of the project.
+pub use crate::dataio::shard::write_atomic;
 
 /// Writes the results JSON.
 pub fn write_json(r: &TournamentResult, path: &Path) -> anyhow::Result<()> {
