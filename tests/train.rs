@@ -46,19 +46,19 @@ fn tiny_run_writes_everything_and_resumes_to_the_same_generations() {
     let one_dir = tmp.path().join("one");
     std::fs::create_dir_all(&one_dir).unwrap();
     let one = write_config(&one_dir, &CONFIG.replace("generations = 2", "generations = 1"));
-    assert_eq!(train(&one, &run).unwrap().len(), 1);
+    assert_eq!(train(&one, &run, None).unwrap().len(), 1);
     let state: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(run.join("state.json")).unwrap()).unwrap();
     assert_eq!(state["generation"], 1);
-    assert_eq!(train(&cfg, &run).unwrap().len(), 2, "raising generations continues the run");
+    assert_eq!(train(&cfg, &run, None).unwrap().len(), 2, "raising generations continues the run");
     // Another architecture is refused for this run directory.
     let other_dir = tmp.path().join("other");
     std::fs::create_dir_all(&other_dir).unwrap();
     let other = write_config(&other_dir, &CONFIG.replace("preset = \"tiny\"", "preset = \"small\""));
-    let err = format!("{:#}", train(&other, &run).unwrap_err());
+    let err = format!("{:#}", train(&other, &run, None).unwrap_err());
     assert!(err.contains("different config"), "{err}");
 
     let full = tmp.path().join("full");
-    let history = train(&cfg, &full).unwrap();
+    let history = train(&cfg, &full, None).unwrap();
     assert_eq!(history.len(), 2);
     for f in ["state.json", "metrics.jsonl", "metrics.csv", "steps.csv", "curve.svg", "config.toml",
               "models/gen-000000.safetensors", "models/gen-000002.safetensors", "models/gen-000002.json"] {
@@ -69,11 +69,44 @@ fn tiny_run_writes_everything_and_resumes_to_the_same_generations() {
     std::fs::write(full.join("state.json"), serde_json::to_string(&serde_json::json!({"generation": 1, "steps": history[0].steps, "elapsed_secs": 1.0})).unwrap()).unwrap();
     let lines: Vec<String> = std::fs::read_to_string(full.join("metrics.jsonl")).unwrap().lines().map(String::from).collect();
     std::fs::write(full.join("metrics.jsonl"), format!("{}\n", lines[0])).unwrap();
-    let resumed = train(&cfg, &full).unwrap();
+    let resumed = train(&cfg, &full, None).unwrap();
     assert_eq!(resumed.len(), 2);
     assert_eq!(resumed.last().unwrap().generation, 2);
     // Rerunning a finished run does nothing more.
-    assert_eq!(train(&cfg, &full).unwrap().len(), 2);
+    assert_eq!(train(&cfg, &full, None).unwrap().len(), 2);
+}
+
+#[test]
+fn a_new_run_can_start_from_a_checkpoint() {
+    let tmp = tempfile::tempdir().unwrap();
+    let one = write_config(tmp.path(), &CONFIG.replace("generations = 2", "generations = 1"));
+    let first = tmp.path().join("first");
+    train(&one, &first, None).unwrap();
+    let init = first.join("models/gen-000001.safetensors");
+    let second = tmp.path().join("second");
+    train(&one, &second, Some(&init)).unwrap();
+    // Generation 0 of the new run is the init checkpoint: same weights, its step count, and
+    // its name recorded as the parent.
+    let a = std::fs::read(&init).unwrap();
+    let b = std::fs::read(second.join("models/gen-000000.safetensors")).unwrap();
+    assert_eq!(a, b, "generation 0 carries the init weights");
+    let meta0: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(second.join("models/gen-000000.json")).unwrap()).unwrap();
+    let meta_init: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(first.join("models/gen-000001.json")).unwrap()).unwrap();
+    assert_eq!(meta0["step"], meta_init["step"]);
+    assert_eq!(meta0["parent"], "gen-000001.safetensors");
+    let state: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(second.join("state.json")).unwrap()).unwrap();
+    assert_eq!(state["init"], init.display().to_string());
+    // A checkpoint of another architecture or variant is refused, naming --init.
+    let small_dir = tmp.path().join("small");
+    std::fs::create_dir_all(&small_dir).unwrap();
+    let small = write_config(&small_dir, &CONFIG.replace("preset = \"tiny\"", "preset = \"small\""));
+    let err = format!("{:#}", train(&small, &tmp.path().join("third"), Some(&init)).unwrap_err());
+    assert!(err.contains("--init") && err.contains("differs"), "{err}");
+    let kis_dir = tmp.path().join("kis");
+    std::fs::create_dir_all(&kis_dir).unwrap();
+    let kis = write_config(&kis_dir, &CONFIG.replace("variant = \"kujifunza\"", "variant = \"kiswahili\""));
+    let err = format!("{:#}", train(&kis, &tmp.path().join("fourth"), Some(&init)).unwrap_err());
+    assert!(err.contains("--init") && err.contains("kujifunza"), "{err}");
 }
 
 #[test]
@@ -83,17 +116,17 @@ fn foreign_and_corrupt_run_directories_are_refused() {
     let foreign = tmp.path().join("foreign");
     std::fs::create_dir_all(&foreign).unwrap();
     std::fs::write(foreign.join("notes.txt"), "mine").unwrap();
-    let err = format!("{:#}", train(&cfg, &foreign).unwrap_err());
+    let err = format!("{:#}", train(&cfg, &foreign, None).unwrap_err());
     assert!(err.contains("not a bao run directory"), "{err}");
     assert_eq!(std::fs::read_to_string(foreign.join("notes.txt")).unwrap(), "mine", "left intact");
     let corrupt = tmp.path().join("corrupt");
     std::fs::create_dir_all(&corrupt).unwrap();
     std::fs::copy(&cfg, corrupt.join("config.toml")).unwrap();
     std::fs::write(corrupt.join("state.json"), "{not json").unwrap();
-    let err = format!("{:#}", train(&cfg, &corrupt).unwrap_err());
+    let err = format!("{:#}", train(&cfg, &corrupt, None).unwrap_err());
     assert!(err.contains("corrupt run state"), "{err}");
     let bad = write_config(tmp.path(), &CONFIG.replace("batch_size = 32", "batch_sise = 32"));
-    let err = format!("{:#}", train(&bad, &tmp.path().join("x")).unwrap_err());
+    let err = format!("{:#}", train(&bad, &tmp.path().join("x"), None).unwrap_err());
     assert!(err.contains("batch_sise") && err.contains("cfg.toml"), "{err}");
 }
 

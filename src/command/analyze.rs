@@ -1,8 +1,134 @@
-//! `bao analyze`.
+//! `bao analyze`: search one position with a network and print every move's visits, prior
+//! and value, the position's value and the expected line.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context};
+
+use crate::game::{After, Position, Variant};
+use crate::neuralnet::{DeviceChoice, NetEvaluator};
+use crate::program::analyze::{analyze, Report};
+use crate::search::SearchParams;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+#[command(after_help = "Examples:\n  \
+bao analyze --variant kiswahili --moves \"A7L a5R\" --model models/kiswahili.safetensors\n  \
+bao analyze --position state.json --model models/kujifunza.safetensors --sims 2000 --json\n  \
+bao analyze --position '{\"variant\":\"kujifunza\",...}' --model M --set c_puct=2.0")]
+pub struct Args {
+    /// Variant (taken from --position when that is given).
+    #[arg(long)]
+    pub variant: Option<Variant>,
+    /// The position: an R13 JSON state, or a file holding one. Default: the start position.
+    #[arg(long)]
+    pub position: Option<String>,
+    /// Moves in R12 notation played from the position first, e.g. "A7L a5R".
+    #[arg(long)]
+    pub moves: Option<String>,
+    /// Network checkpoint (`.safetensors`) guiding the search.
+    #[arg(long)]
+    pub model: PathBuf,
+    /// Simulations of the search.
+    #[arg(long, default_value_t = 800)]
+    pub sims: usize,
+    /// Search parameter override KEY=VALUE (TOML value), e.g. c_puct=2.0 or algorithm="gumbel".
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Moves to list (all with --json).
+    #[arg(long, default_value_t = 10)]
+    pub top: usize,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    #[arg(long, default_value = "auto")]
+    pub device: DeviceChoice,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    super::not_yet("analyze")
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let pos = position(&args)?;
+    let params = search_params(&args.set)?;
+    crate::neuralnet::configure_threads(None);
+    let mut evaluator = NetEvaluator::load_for(&args.model, pos.variant(), args.device)
+        .with_context(|| format!("cannot load network {}", args.model.display()))?;
+    let report = analyze(&pos, &mut evaluator, params, args.sims, args.seed)?;
+    if args.json {
+        let v = serde_json::json!({"state": pos.to_state_json(), "analysis": report});
+        println!("{v}");
+    } else {
+        println!("{pos}");
+        print!("{}", render(&pos, &report, args.top));
+    }
+    Ok(())
+}
+
+/// The position to analyse: `--position` (JSON text or file) or the start, then `--moves`.
+fn position(args: &Args) -> anyhow::Result<Position> {
+    let start = match &args.position {
+        None => Position::start(args.variant.context("give --variant or --position")?),
+        Some(p) => {
+            let text = if p.trim_start().starts_with('{') {
+                p.clone()
+            } else {
+                std::fs::read_to_string(p).with_context(|| format!("cannot read position file {p}"))?
+            };
+            let pos = Position::from_json(text.trim()).with_context(|| format!("--position {p}"))?;
+            if let Some(v) = args.variant.filter(|&v| v != pos.variant()) {
+                bail!("--variant {v} but the position is {}", pos.variant());
+            }
+            pos
+        }
+    };
+    let moves: Vec<&str> = args.moves.as_deref().map(|m| m.split_whitespace().collect()).unwrap_or_default();
+    match start.play_line(&moves).context("--moves")? {
+        After::Position(pos) => Ok(pos),
+        After::Won(o) => bail!("--moves: the game is over ({} wins, {})", o.winner, o.reason.name()),
+    }
+}
+
+/// Search parameters with `--set` overrides applied.
+fn search_params(sets: &[String]) -> anyhow::Result<SearchParams> {
+    let mut table = toml::Table::new();
+    super::selfplay::apply_overrides(&mut table, sets)?;
+    crate::config::parse_toml(&toml::to_string(&table)?).context("invalid search parameters (--set)")
+}
+
+/// The report as a table for the terminal.
+fn render(pos: &Position, r: &Report, top: usize) -> String {
+    let verdict = match r.proven_win {
+        Some(true) => "  forced win".to_string(),
+        Some(false) => "  forced loss".to_string(),
+        None => String::new(),
+    };
+    let mut out = format!(
+        "{} to move: value {:+.3} (win probability {:.0}%) after {} simulations{verdict}\n",
+        pos.to_move(),
+        r.value,
+        100.0 * r.win_probability(),
+        r.simulations
+    );
+    out += &format!("{:<6} {:>7} {:>6} {:>7} {:>7}\n", "move", "visits", "share", "prior", "value");
+    let total = r.moves.iter().map(|m| m.visits).sum::<u32>().max(1) as f32;
+    for m in r.moves.iter().take(top) {
+        let value = match (m.proven_win, m.value) {
+            (Some(true), _) => "win".to_string(),
+            (Some(false), _) => "loss".to_string(),
+            (None, Some(v)) => format!("{v:+.3}"),
+            (None, None) => "-".to_string(),
+        };
+        out += &format!(
+            "{:<6} {:>7} {:>5.1}% {:>6.1}% {:>7}\n",
+            m.notation,
+            m.visits,
+            100.0 * m.visits as f32 / total,
+            100.0 * m.prior,
+            value
+        );
+    }
+    if r.moves.len() > top {
+        out += &format!("({} more moves)\n", r.moves.len() - top);
+    }
+    out += &format!("principal variation: {}\n", r.pv.join(" "));
+    out
 }

@@ -124,19 +124,12 @@ fn moves_part<'a>(rest: &'a [&'a str]) -> anyhow::Result<&'a [&'a str]> {
     }
 }
 
-/// Plays `moves` from `start`; `None` when the last move won. Fails on the first bad move,
-/// naming it, or on a move after the game ended.
+/// Plays `moves` from `start`; `None` when the last move won.
 fn apply_moves(start: Position, moves: &[&str]) -> anyhow::Result<Option<Position>> {
-    let mut pos = Some(start);
-    for (i, text) in moves.iter().enumerate() {
-        let p = pos.with_context(|| format!("move {} `{text}`: the game is already over", i + 1))?;
-        let lm = p.parse_move(text).with_context(|| format!("move {} `{text}`", i + 1))?;
-        pos = match lm.after {
-            After::Position(next) => Some(next),
-            After::Won(_) => None,
-        };
-    }
-    Ok(pos)
+    Ok(match start.play_line(moves)? {
+        After::Position(pos) => Some(pos),
+        After::Won(_) => None,
+    })
 }
 
 fn parse_go(rest: &[&str]) -> anyhow::Result<Limits> {

@@ -95,18 +95,15 @@ fn moves(variant: Variant) -> anyhow::Result<()> {
 }
 
 fn apply(variant: Variant, json: bool, moves: &[String]) -> anyhow::Result<()> {
-    let mut pos = Position::start(variant);
-    let mut result = None;
-    for (i, text) in moves.iter().enumerate() {
-        if result.is_some() {
-            bail!("move {} `{text}`: the game is already over", i + 1);
-        }
-        let lm = pos.parse_move(text).with_context(|| format!("move {} `{text}`", i + 1))?;
-        match lm.after {
-            After::Position(next) => pos = next,
-            After::Won(o) => result = Some(o),
-        }
-    }
+    let start = Position::start(variant);
+    let (pos, result) = match start.play_line(moves)? {
+        After::Position(pos) => (pos, None),
+        // A winning move leaves no successor: show the board it was played on.
+        After::Won(o) => match start.play_line(&moves[..moves.len() - 1])? {
+            After::Position(before) => (before, Some(o)),
+            After::Won(_) => unreachable!("play_line refuses moves after a win"),
+        },
+    };
     let outcome = result.or_else(|| pos.outcome());
     if json {
         let mut v = serde_json::to_value(pos.to_state_json())?;

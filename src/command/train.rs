@@ -10,10 +10,14 @@ pub struct Args {
     /// Run directory: created on the first run, resumed after.
     #[arg(long)]
     pub run: PathBuf,
+    /// Start a new run from this checkpoint (weights, and optimizer state when saved beside
+    /// it) instead of a random network, e.g. a shipped model in models/. Ignored on resume.
+    #[arg(long)]
+    pub init: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let history = crate::program::train::train(&args.config, &args.run)?;
+    let history = crate::program::train::train(&args.config, &args.run, args.init.as_deref())?;
     println!("\nstrength of the last generation ({}):", args.run.display());
     print!("{}", crate::program::train::results_table(&history));
     Ok(())

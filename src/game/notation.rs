@@ -1,6 +1,6 @@
 //! Move notation (R12): `<hole><L|R>[+]`, e.g. `A7L`, `b3R`, `A5R+`.
 
-use super::movegen::LegalMove;
+use super::movegen::{After, LegalMove};
 use super::position::Position;
 use super::types::{Dir, Hole, MoveKind, Side};
 
@@ -36,6 +36,15 @@ impl LegalMove {
         }
         s
     }
+}
+
+/// Why a list of moves could not be played: the first bad move, counted from 1.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("move {number} `{text}`: {error}")]
+pub struct LineError {
+    pub number: usize,
+    pub text: String,
+    pub error: NotationError,
 }
 
 /// Parses a hole name such as `A5` or `b3` into its owner and hole.
@@ -78,6 +87,20 @@ impl Position {
         moves.iter().find(|lm| lm.notation(self.to_move) == t).copied().ok_or_else(|| {
             NotationError::Illegal { text: t.to_string(), legal: self.legal_notations().join(" ") }
         })
+    }
+
+    /// Plays `moves` (R12 notation) from here, one after the other: the position reached, or
+    /// the outcome when the last move won. A bad move, or any move after a win, is refused
+    /// with its number and the reason.
+    pub fn play_line<S: AsRef<str>>(&self, moves: &[S]) -> Result<After, LineError> {
+        let mut after = After::Position(*self);
+        for (i, text) in moves.iter().enumerate() {
+            let text = text.as_ref();
+            let fail = |error| LineError { number: i + 1, text: text.to_string(), error };
+            let After::Position(pos) = after else { return Err(fail(NotationError::GameOver)) };
+            after = pos.parse_move(text).map_err(fail)?.after;
+        }
+        Ok(after)
     }
 
     /// The notation of every legal move, in move-list order.

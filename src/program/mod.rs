@@ -1,5 +1,6 @@
 //! Programs built from the parts: self-play, training, players, tournaments.
 
+pub mod analyze;
 pub mod elo;
 pub mod players;
 pub mod random_games;

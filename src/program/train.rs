@@ -130,6 +130,9 @@ struct RunState {
     generation: u32,
     steps: u64,
     elapsed_secs: f64,
+    /// The checkpoint generation 0 was copied from (`bao train --init`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    init: Option<String>,
 }
 
 /// One generation's summary (a line of metrics.jsonl / metrics.csv).
@@ -206,7 +209,11 @@ impl RunDir {
 }
 
 /// Runs (or resumes) the loop in `run_dir`. Returns every generation's metrics.
-pub fn train(config_path: &Path, run_dir: &Path) -> anyhow::Result<Vec<GenerationMetrics>> {
+///
+/// A new run starts from a randomly initialised network, or from the checkpoint `init` (its
+/// weights, and its optimizer state when saved beside it): that is how a run goes on from a
+/// shipped model in a fresh checkout. `init` must match the config's variant and network.
+pub fn train(config_path: &Path, run_dir: &Path, init: Option<&Path>) -> anyhow::Result<Vec<GenerationMetrics>> {
     let config = RunConfig::load(config_path)?;
     let config_text = std::fs::read_to_string(config_path)?;
     let dir = RunDir(run_dir.to_path_buf());
@@ -234,6 +241,9 @@ pub fn train(config_path: &Path, run_dir: &Path) -> anyhow::Result<Vec<Generatio
             .with_context(|| format!("cannot resume from generation {}", state.generation))?;
         learner.network().ensure_variant(config.variant)?;
         eprintln!("resuming {} at generation {}", dir.0.display(), state.generation);
+        if init.is_some() {
+            eprintln!("(--init is ignored: the run exists and resumes from its own checkpoints)");
+        }
         (state, learner)
     } else {
         if dir.0.exists() && std::fs::read_dir(&dir.0)?.next().is_some() {
@@ -244,11 +254,9 @@ pub fn train(config_path: &Path, run_dir: &Path) -> anyhow::Result<Vec<Generatio
         }
         std::fs::create_dir_all(dir.0.join("models"))?;
         write_atomic(&dir.0.join("config.toml"), config_text.as_bytes())?;
-        let net = Network::new(&config.network, config.variant, device)?;
-        let mut learner = Learner::new(net, config.optimizer.clone())?;
-        learner.set_lineage(0, None);
+        let learner = initial_learner(&config, device, init)?;
         learner.save(&dir.model(0))?;
-        let state = RunState::default();
+        let state = RunState { init: init.map(|p| p.display().to_string()), ..RunState::default() };
         write_atomic(&dir.state(), serde_json::to_string_pretty(&state)?.as_bytes())?;
         (state, learner)
     };
@@ -271,6 +279,34 @@ pub fn train(config_path: &Path, run_dir: &Path) -> anyhow::Result<Vec<Generatio
         println!("{}", summary(&metrics));
     }
     Ok(history)
+}
+
+/// Generation 0 of a new run: a fresh network, or the checkpoint `init`.
+fn initial_learner(config: &RunConfig, device: tch::Device, init: Option<&Path>) -> anyhow::Result<Learner> {
+    let Some(path) = init else {
+        let net = Network::new(&config.network, config.variant, device)?;
+        let mut learner = Learner::new(net, config.optimizer.clone())?;
+        learner.set_lineage(0, None);
+        return Ok(learner);
+    };
+    let what = || format!("--init {}", path.display());
+    let net = Network::load_for(path, config.variant, device).with_context(what)?;
+    anyhow::ensure!(
+        net.config() == &config.network,
+        "--init {}: its network {:?} differs from the config's [network] {:?}",
+        path.display(),
+        net.config(),
+        config.network
+    );
+    drop(net);
+    // Keep the optimizer's moments when they were saved beside the checkpoint.
+    let mut learner = match Learner::resume(path, device, config.optimizer.clone()) {
+        Ok(l) => l,
+        Err(_) => Learner::new(Network::load_for(path, config.variant, device).with_context(what)?, config.optimizer.clone())?,
+    };
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    learner.set_lineage(0, name);
+    Ok(learner)
 }
 
 /// One generation: self-play, training, checkpoint, evaluation.

@@ -113,27 +113,12 @@ impl Player for SearchPlayer {
             analysis: Analysis {
                 value: Some(result.root_value.clamp(-1.0, 1.0)),
                 top,
-                pv: pv_notation(pos, &result.pv),
+                pv: crate::program::analyze::line_notation(pos, &result.pv),
                 nodes: Some(result.simulations as u64),
                 depth: None,
             },
         })
     }
-}
-
-/// A principal variation in R12 notation, played out from `pos` while the moves are legal.
-fn pv_notation(pos: &Position, pv: &[crate::game::Move]) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut p = *pos;
-    for &mv in pv {
-        let Some(lm) = p.legal_moves().get(mv).copied() else { break };
-        out.push(lm.notation(p.to_move()));
-        match lm.after {
-            crate::game::After::Position(next) => p = next,
-            crate::game::After::Won(_) => break,
-        }
-    }
-    out
 }
 
 /// Plays the argmax of the evaluator's policy over the legal moves; no search.
