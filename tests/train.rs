@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use bao::program::train::{load_window, train, train_steps};
+use bao::program::train::{load_window, results_table, train, train_steps};
 use rand::SeedableRng;
 
 const CONFIG: &str = r#"
@@ -65,6 +65,12 @@ fn tiny_run_writes_everything_and_resumes_to_the_same_generations() {
         assert!(full.join(f).exists(), "{f} missing");
     }
     assert_eq!(std::fs::read_to_string(full.join("metrics.csv")).unwrap().lines().count(), 3);
+    // The final table shows the games behind each score: 4 games against random.
+    let g = &history[1].vs_games[0];
+    assert_eq!(g.wins + g.losses + g.unfinished, 4);
+    let table = results_table(&history);
+    let row = table.lines().find(|l| l.starts_with("random")).expect("a row for random");
+    assert!(row.contains(&format!("{}-{}-{}", g.wins, g.losses, g.unfinished)), "{table}");
     // Simulate a crash in generation 2: state says 1, leftovers of generation 2 lie around.
     std::fs::write(full.join("state.json"), serde_json::to_string(&serde_json::json!({"generation": 1, "steps": history[0].steps, "elapsed_secs": 1.0})).unwrap()).unwrap();
     let lines: Vec<String> = std::fs::read_to_string(full.join("metrics.jsonl")).unwrap().lines().map(String::from).collect();

@@ -155,6 +155,20 @@ pub struct GenerationMetrics {
     pub value_accuracy: f32,
     /// Per baseline: (name, score of the network, Elo over the baseline).
     pub vs: Vec<(String, f64, Option<f64>)>,
+    /// Per baseline, in the order of `vs`: the games behind the score.
+    #[serde(default)]
+    pub vs_games: Vec<BaselineGames>,
+}
+
+/// The games of one end-of-generation match against a baseline.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct BaselineGames {
+    pub wins: u32,
+    pub losses: u32,
+    /// Games that hit the ply cap: reported, never counted as a result.
+    pub unfinished: u32,
+    /// 95% interval of the network's Elo over the baseline.
+    pub elo_ci95: Option<(f64, f64)>,
 }
 
 impl RunConfig {
@@ -358,10 +372,12 @@ fn generation(config: &RunConfig, dir: &RunDir, g: u32, learner: &mut Learner, s
         .parse()
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let mut vs = Vec::new();
+    let mut vs_games = Vec::new();
     for b in &config.eval.baselines {
         let spec: PlayerSpec = b.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
         let r = run_match(config.variant, &me, &spec, config.eval.games, config.eval.ply_cap, t.seed + g as u64, false)?;
         vs.push((b.clone(), r.score.unwrap_or(0.0), r.elo));
+        vs_games.push(BaselineGames { wins: r.a_wins, losses: r.b_wins, unfinished: r.unfinished, elo_ci95: r.elo_ci95 });
     }
     Ok(GenerationMetrics {
         generation: g,
@@ -380,6 +396,7 @@ fn generation(config: &RunConfig, dir: &RunDir, g: u32, learner: &mut Learner, s
         policy_entropy: mean.policy_entropy,
         value_accuracy: mean.value_accuracy,
         vs,
+        vs_games,
     })
 }
 
@@ -513,12 +530,17 @@ pub fn summary(m: &GenerationMetrics) -> String {
     )
 }
 
-/// The final table: the trained network against each baseline, per generation.
+/// The final table: the last generation's network against each baseline, with the games
+/// behind each score and the 95% interval of the Elo difference.
 pub fn results_table(history: &[GenerationMetrics]) -> String {
     let Some(last) = history.last() else { return "no generation finished yet\n".into() };
-    let mut out = format!("{:<28} {:>8} {:>10}\n", "opponent", "score", "Elo diff");
-    for (b, s, e) in &last.vs {
-        out += &format!("{:<28} {:>7.1}% {:>10}\n", b, 100.0 * s, e.map_or("-".into(), |e| format!("{e:+.0}")));
+    let mut out = format!("{:<28} {:>12} {:>8} {:>10} {:>18}\n", "opponent", "won-lost-unf", "score", "Elo diff", "95% interval");
+    for (i, (b, s, e)) in last.vs.iter().enumerate() {
+        let games = last.vs_games.get(i);
+        let wlu = games.map_or("-".into(), |g| format!("{}-{}-{}", g.wins, g.losses, g.unfinished));
+        let ci = games.and_then(|g| g.elo_ci95).map_or("-".into(), |(lo, hi)| format!("[{lo:+.0}, {hi:+.0}]"));
+        let elo = e.map_or("-".into(), |e| format!("{e:+.0}"));
+        out += &format!("{:<28} {:>12} {:>7.1}% {:>10} {:>18}\n", b, wlu, 100.0 * s, elo, ci);
     }
     out
 }
