@@ -56,14 +56,7 @@ impl Evaluator for NetEvaluator {
         policy: &mut [f32],
         values: &mut [f32],
     ) -> anyhow::Result<()> {
-        let n = masks.len();
-        anyhow::ensure!(
-            policy.len() == n * ACTIONS && values.len() == n,
-            "output buffers hold {} and {} floats, expected {} and {n}",
-            policy.len(),
-            values.len(),
-            n * ACTIONS
-        );
+        crate::search::evaluator::batch_size(features, masks, policy, values)?;
         let out = self.net.infer(features, masks)?;
         for ((row, p), v) in out
             .chunks_exact(ACTIONS + 1)
@@ -165,15 +158,7 @@ impl<E: Evaluator> Evaluator for CachedEvaluator<E> {
         policy: &mut [f32],
         values: &mut [f32],
     ) -> anyhow::Result<()> {
-        let n = masks.len();
-        anyhow::ensure!(
-            features.len() == n * FEATURES,
-            "feature buffer size mismatch"
-        );
-        anyhow::ensure!(
-            policy.len() == n * ACTIONS && values.len() == n,
-            "output size mismatch"
-        );
+        let n = crate::search::evaluator::batch_size(features, masks, policy, values)?;
         let slots = self.table.len() as u64;
         self.miss_features.clear();
         self.miss_masks.clear();

@@ -19,6 +19,22 @@ pub trait Evaluator {
     fn name(&self) -> String;
 }
 
+/// Checks the buffers of an [`Evaluator::evaluate`] call against each other and returns the
+/// batch size `n`, so every evaluator refuses a mis-sized call with the same clear message.
+pub fn batch_size(features: &[f32], masks: &[u64], policy: &[f32], values: &[f32]) -> anyhow::Result<usize> {
+    let n = masks.len();
+    anyhow::ensure!(
+        features.len() == n * FEATURES && policy.len() == n * ACTIONS && values.len() == n,
+        "evaluator buffers for {n} positions hold {} features, {} policy and {} value floats; expected {}, {} and {n}",
+        features.len(),
+        policy.len(),
+        values.len(),
+        n * FEATURES,
+        n * ACTIONS
+    );
+    Ok(n)
+}
+
 /// Uniform priors over legal moves and value 0: search with no knowledge at all. Used in tests
 /// and to measure search overhead alone.
 #[derive(Clone, Copy, Debug, Default)]
@@ -32,9 +48,7 @@ impl Evaluator for UniformEvaluator {
         policy: &mut [f32],
         values: &mut [f32],
     ) -> anyhow::Result<()> {
-        let n = masks.len();
-        anyhow::ensure!(features.len() == n * FEATURES, "feature buffer size mismatch");
-        anyhow::ensure!(policy.len() == n * ACTIONS && values.len() == n, "output size mismatch");
+        batch_size(features, masks, policy, values)?;
         for (p, &m) in policy.chunks_mut(ACTIONS).zip(masks) {
             let k = m.count_ones().max(1) as f32;
             for (a, x) in p.iter_mut().enumerate() {
