@@ -1,9 +1,11 @@
 //! Programs built from the parts: self-play, training, players, tournaments.
 
 pub mod elo;
+pub mod game;
 pub mod players;
 pub mod random_games;
 pub mod selfplay;
+pub mod serve;
 pub mod sprt;
 pub mod train;
 pub mod tournament;
