@@ -135,13 +135,13 @@ function drawBoard() {
   if (selected) drawArrows(svg);
 }
 
-// A few seeds drawn faintly behind the count, so that full holes look full.
+// A few seeds drawn faintly around the count (over the top, clear of the label below), so
+// that full holes look full.
 function drawSeeds(g, x, y, count) {
-  const shown = Math.min(count, 12);
+  const shown = Math.min(count, 10);
   for (let i = 0; i < shown; i++) {
-    const a = (i / shown) * 2 * Math.PI;
-    const r = shown === 1 ? 0 : 19;
-    el("circle", { cx: x + r * Math.cos(a), cy: y + r * Math.sin(a), r: 5, class: "seed" }, g);
+    const a = ((160 + (220 * (i + 0.5)) / shown) * Math.PI) / 180;
+    el("circle", { cx: x + 21 * Math.cos(a), cy: y + 21 * Math.sin(a), r: 4.5, class: "seed" }, g);
   }
 }
 
@@ -284,7 +284,7 @@ function describeNote(note, title) {
   if (note.top && note.top.length) {
     const top = note.top.map((m) => {
       let s = m.notation;
-      if (m.visits !== null && m.visits !== undefined) s += ` ${m.visits} visits`;
+      if (m.visits !== null && m.visits !== undefined) s += ` ${m.visits} visit${m.visits === 1 ? "" : "s"}`;
       if (m.score !== null && m.score !== undefined) s += ` ${m.score >= 0 ? "+" : ""}${m.score.toFixed(2)}`;
       return s;
     });
