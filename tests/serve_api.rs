@@ -187,6 +187,8 @@ fn bad_json_and_unknown_games_get_4xx_with_a_message() {
     }
     let e = api.fails("GET", "/api/nothing", "", StatusCode::NOT_FOUND);
     assert!(e.contains("no such page"), "{e}");
+    let e = api.fails("PUT", &format!("/api/games/{id}/moves"), "", StatusCode::METHOD_NOT_ALLOWED);
+    assert!(e.contains("method"), "{e}");
     let e = api.fails("GET", &format!("/api/games/{id}/steps/1"), "", StatusCode::NOT_FOUND);
     assert!(e.contains("plies 1..=0"), "{e}");
     api.fails("GET", &format!("/api/games/{id}/steps/x"), "", StatusCode::NOT_FOUND);

@@ -27,7 +27,7 @@ pub struct Args {
     #[arg(long, default_value_t = 30)]
     pub idle_minutes: u64,
     /// Engine time for one request, in milliseconds (a move or a hint).
-    #[arg(long, default_value_t = 3000)]
+    #[arg(long, default_value_t = 5000)]
     pub engine_ms: u64,
     /// Most engine searches at once.
     #[arg(long, default_value_t = 1)]

@@ -112,8 +112,27 @@ try {
   // Step back one step of the last move, so the screenshot shows the stepping too.
   await page.click("#step-prev");
   await page.screenshot({ path: screenshot, fullPage: true });
+
+  // Two people at one page: after A7L, North's a5 captures at hole 5, so the page asks which
+  // kichwa the captured seed enters; the answer decides the move (a5R: it enters at a8).
+  await page.selectOption("#opponent", "human");
+  await page.click("#new");
+  await idleWithPlies(0);
+  await page.click('g[data-hole="A7"]');
+  await page.click('g.arrow[data-way="L"]');
+  await idleWithPlies(1);
+  check((await page.textContent("#status")).includes("North to move"), "North's turn between two people");
+  await page.click('g[data-hole="a5"]');
+  await page.waitForSelector("#choice:not([hidden])");
+  check((await page.textContent("#choice-question")).includes("captured seeds enter"), "the page asks for the kichwa");
+  await page.screenshot({ path: screenshot.replace(/\.png$/, "-choice.png"), fullPage: true });
+  await page.click('#choice-buttons button[data-choice="R"]');
+  await idleWithPlies(2);
+  check((await page.locator("#movelist li").first().textContent()).startsWith("A7L  a5R"), "a5R played");
+  check(await count("a8") === 1 && await count("A4") === 0, "the captured seed went from A4 into a8");
+
   check(problems.length === 0, problems.join("; "));
-  console.log(`e2e: ok, ${before - 2} plies on the board, screenshot ${screenshot}`);
+  console.log(`e2e: ok, screenshots ${screenshot} and its -choice twin`);
 } finally {
   await context.close();
   rmSync(profile, { recursive: true, force: true });

@@ -91,6 +91,9 @@ pub fn router(server: Arc<Server>) -> Router {
         .route("/api/games/{id}/steps/{ply}", get(steps))
         .route("/api/games/{id}/record", get(record))
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "no such page or API route (see README: the JSON API)") })
+        .method_not_allowed_fallback(|| async {
+            ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "this route does not take that method (see README: the JSON API)")
+        })
         .layer(axum::extract::DefaultBodyLimit::max(64 * 1024))
         .with_state(server)
 }

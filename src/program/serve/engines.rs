@@ -54,13 +54,21 @@ impl Engines {
             let mut errors = Vec::new();
             for variant in Variant::ALL {
                 match players::build(spec, variant, rand::random()) {
-                    Ok(player) => pools.push(Arc::new(Pool {
-                        variant,
-                        spec: spec.clone(),
-                        name: spec.to_string(),
-                        limits: limits_for(spec, engine_time),
-                        idle: Mutex::new(vec![player]),
-                    })),
+                    Ok(mut player) => {
+                        // A network's first search pays libtorch's start-up; pay it here,
+                        // not in the first request's time.
+                        if matches!(spec, PlayerSpec::Net(_)) {
+                            let warm = Limits { sims: Some(1), ..Limits::default() };
+                            player.choose(&Position::start(variant), &warm).with_context(|| format!("warming up `{spec}`"))?;
+                        }
+                        pools.push(Arc::new(Pool {
+                            variant,
+                            spec: spec.clone(),
+                            name: spec.to_string(),
+                            limits: limits_for(spec, engine_time),
+                            idle: Mutex::new(vec![player]),
+                        }));
+                    }
                     Err(e) => errors.push(format!("{variant}: {e:#}")),
                 }
             }
