@@ -91,7 +91,7 @@ fn legal_and_illegal_moves_and_the_engines_answer() {
 
     let (id, g) = api.new_game(json!({"variant": "kiswahili"}));
     assert_eq!((g["to_move"].as_str(), g["engine"].as_str(), g["engine_side"].as_str()), (Some("S"), Some("greedy"), Some("N")));
-    assert_eq!(g["players"], json!({"S": "person", "N": "greedy"}));
+    assert_eq!(g["players"], json!({"S": "human", "N": "greedy"}));
     assert_eq!(g["board"]["S"]["front"], json!([0, 0, 0, 0, 6, 2, 2, 0]));
     assert_eq!(g["board"]["S"]["hand"], 22);
     let legal = notations(&g);
@@ -235,7 +235,7 @@ fn games_are_separate_capped_and_recorded() {
     assert!(disposition.unwrap().starts_with("attachment; filename=\"bao-kujifunza-"));
     let record: PlayRecord = serde_json::from_slice(&bytes).unwrap();
     assert_eq!(record.moves, played);
-    assert_eq!(record.players, ["person", "person"]);
+    assert_eq!(record.players, ["human", "human"]);
     let (_, replayed) = record.replay().unwrap();
     assert_eq!(replayed.moves().len(), played.len());
 
@@ -331,4 +331,30 @@ fn the_engine_time_caps_a_request() {
     assert!(t.elapsed() < Duration::from_secs(15), "took {:?}", t.elapsed());
     assert_eq!(moves(&r["game"]).len(), 1);
     assert_eq!(r["game"]["to_move"], "N");
+}
+
+#[test]
+fn a_network_engine_reports_its_evaluation_and_plays_only_its_variant() {
+    use bao::neuralnet::{Lineage, NetConfig, Network};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tiny.safetensors");
+    let net = Network::new(&NetConfig::preset("tiny").unwrap(), Variant::Kujifunza, tch::Device::Cpu).unwrap();
+    net.save(&path, &Lineage::default()).unwrap();
+    let spec = format!("net:{}:sims=8", path.display());
+    let api = Api::new(&[spec.as_str()], 8, 3000);
+
+    let info = api.ok("GET", "/api/info", json!(null));
+    assert_eq!(info["engines"]["kujifunza"], json!([spec]));
+    assert_eq!(info["engines"]["kiswahili"], json!([]), "a kujifunza network is not offered for kiswahili");
+    let e = api.fails("POST", "/api/games", r#"{"variant":"kiswahili"}"#, StatusCode::BAD_REQUEST);
+    assert!(e.contains("no engine is offered"), "{e}");
+
+    let (id, _) = api.new_game(json!({"variant": "kujifunza", "engine_side": "S"}));
+    let r = api.ok("POST", &format!("/api/games/{id}/engine"), json!({}));
+    let note = &r["game"]["last"]["engine"];
+    let p = note["win_probability"].as_f64().expect("a network gives a value");
+    assert!((0.0..=1.0).contains(&p), "{note}");
+    assert_eq!(note["top"][0]["notation"], r["move"]);
+    assert!(note["top"][0]["visits"].as_u64().unwrap() >= 1);
+    assert_eq!(note["pv"][0], r["move"]);
 }

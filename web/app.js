@@ -55,6 +55,10 @@ function seedsOf(board, name) {
 
 const ownerOf = (name) => (name[0] === "A" || name[0] === "B" ? "S" : "N");
 
+function engineToMove() {
+  return game && !game.over && game.engine_side && game.to_move === game.engine_side;
+}
+
 function personToMove() {
   return game && !game.over && game.to_move && game.to_move !== game.engine_side;
 }
@@ -328,6 +332,8 @@ function render() {
   drawMoves();
   $("undo").disabled = busy || game.moves.length === 0;
   $("hint").disabled = busy || !!game.over || !info || info.engines[game.variant].length === 0;
+  // After a failed engine move (say, over its time) the engine's turn can be asked again.
+  $("hint").textContent = engineToMove() ? "Let the engine move" : "Ask the engine";
   $("download").href = `/api/games/${game.id}/record`;
   document.body.dataset.version = String(game.version);
   document.body.dataset.busy = busy ? "1" : "0";
@@ -363,7 +369,7 @@ async function play(notation) {
 }
 
 async function engineTurn() {
-  if (!game || game.over || !game.engine_side || game.to_move !== game.engine_side) return;
+  if (!engineToMove()) return;
   await request(async () => {
     const r = await api("POST", `/api/games/${game.id}/engine`, { play: true });
     setGame(r.game);
@@ -399,10 +405,13 @@ function wire() {
   $("variant").addEventListener("change", fillOpponents);
   $("new-game").addEventListener("submit", (e) => { e.preventDefault(); newGame(); });
   $("undo").addEventListener("click", () => request(async () => setGame(await api("POST", `/api/games/${game.id}/undo`))));
-  $("hint").addEventListener("click", () => request(async () => {
-    const r = await api("POST", `/api/games/${game.id}/engine`, { play: false });
-    describeNote(r.analysis, `Suggestion: ${r.move}`);
-  }));
+  $("hint").addEventListener("click", () => {
+    if (engineToMove()) return engineTurn();
+    return request(async () => {
+      const r = await api("POST", `/api/games/${game.id}/engine`, { play: false });
+      describeNote(r.analysis, `Suggestion: ${r.move}`);
+    });
+  });
   $("typed").addEventListener("submit", (e) => {
     e.preventDefault();
     const m = $("typed-move").value.trim();

@@ -76,12 +76,13 @@ impl LiveGame {
         0
     }
 
-    /// The names of the players, South first (as a record stores them).
+    /// The names of the players, South first (as a record stores them; `bao play` also
+    /// writes `human`).
     pub fn player_names(&self) -> [String; 2] {
         match &self.opponent {
-            Opponent::Humans => ["person".into(), "person".into()],
-            Opponent::Engine { name, side: Side::South } => [name.clone(), "person".into()],
-            Opponent::Engine { name, side: Side::North } => ["person".into(), name.clone()],
+            Opponent::Humans => ["human".into(), "human".into()],
+            Opponent::Engine { name, side: Side::South } => [name.clone(), "human".into()],
+            Opponent::Engine { name, side: Side::North } => ["human".into(), name.clone()],
         }
     }
 }
