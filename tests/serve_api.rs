@@ -354,7 +354,12 @@ fn a_network_engine_reports_its_evaluation_and_plays_only_its_variant() {
     let note = &r["game"]["last"]["engine"];
     let p = note["win_probability"].as_f64().expect("a network gives a value");
     assert!((0.0..=1.0).contains(&p), "{note}");
-    assert_eq!(note["top"][0]["notation"], r["move"]);
-    assert!(note["top"][0]["visits"].as_u64().unwrap() >= 1);
+    // The most visited moves, best first (the move played may tie with them on visits).
+    let start = Position::start(Variant::Kujifunza).legal_notations();
+    let visits: Vec<u64> = note["top"].as_array().unwrap().iter().map(|m| {
+        assert!(start.contains(&m["notation"].as_str().unwrap().to_string()), "{m}");
+        m["visits"].as_u64().unwrap()
+    }).collect();
+    assert!(!visits.is_empty() && visits.windows(2).all(|w| w[0] >= w[1]), "{visits:?}");
     assert_eq!(note["pv"][0], r["move"]);
 }
