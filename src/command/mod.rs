@@ -87,8 +87,3 @@ pub fn init_logging(verbose: u8) {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
     let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
 }
-
-/// The error of a subcommand that a later issue will provide.
-pub(crate) fn not_yet(what: &str) -> anyhow::Result<()> {
-    anyhow::bail!("`bao {what}` is not yet available in this version")
-}

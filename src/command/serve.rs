@@ -1,8 +1,67 @@
-//! `bao serve`.
+//! `bao serve`: play Bao in the browser (see `program::serve` and README "Playing in the browser").
 
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+use crate::program::players::PlayerSpec;
+use crate::program::serve::{run as serve, ServeConfig};
+
+/// Serve a page to play either variant against engines, or two people at one page, with the
+/// JSON API behind it. Listens on localhost unless told otherwise.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Address to listen on (port 0: any free port; the address is printed).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub addr: SocketAddr,
+    /// An opponent to offer (player spec, as for `bao play`); repeat for several, the first is
+    /// the default. Default: the shipped networks found under models/ (sims=200), then
+    /// alphabeta:ms=1000, greedy and random.
+    #[arg(long = "opponent")]
+    pub opponents: Vec<String>,
+    /// Most live games; when full, the game idle longest (over --idle-minutes) is closed.
+    #[arg(long, default_value_t = 64)]
+    pub max_games: usize,
+    /// Minutes a game must be idle before a new game may replace it.
+    #[arg(long, default_value_t = 30)]
+    pub idle_minutes: u64,
+    /// Engine time for one request, in milliseconds (a move or a hint).
+    #[arg(long, default_value_t = 5000)]
+    pub engine_ms: u64,
+    /// Most engine searches at once.
+    #[arg(long, default_value_t = 1)]
+    pub engine_threads: usize,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    super::not_yet("serve")
+/// The opponents offered when none is named.
+fn default_opponents() -> Vec<String> {
+    let mut specs: Vec<String> = ["models/kiswahili.safetensors", "models/kujifunza.safetensors"]
+        .into_iter()
+        .filter(|p| Path::new(p).is_file())
+        .map(|p| format!("net:{p}:sims=200"))
+        .collect();
+    specs.extend(["alphabeta:ms=1000", "greedy", "random"].map(String::from));
+    specs
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    anyhow::ensure!(args.engine_ms > 0, "--engine-ms must be at least 1");
+    let texts = if args.opponents.is_empty() { default_opponents() } else { args.opponents };
+    let opponents = texts.iter().map(|t| t.parse::<PlayerSpec>()).collect::<Result<Vec<_>, _>>()?;
+    let config = ServeConfig {
+        opponents,
+        max_games: args.max_games,
+        idle: Duration::from_secs(args.idle_minutes * 60),
+        engine_time: Duration::from_millis(args.engine_ms),
+        engine_threads: args.engine_threads,
+    };
+    serve(args.addr, &config, |addr| {
+        if !addr.ip().is_loopback() {
+            eprintln!("note: listening on {addr}, reachable from other machines; the API has no authentication");
+        }
+        // Scripts and tests read this line for the port.
+        println!("bao serve: listening on http://{addr}/");
+        let _ = std::io::stdout().flush();
+    })
 }

@@ -2,9 +2,11 @@
 
 pub mod analyze;
 pub mod elo;
+pub mod game;
 pub mod players;
 pub mod random_games;
 pub mod selfplay;
+pub mod serve;
 pub mod sprt;
 pub mod train;
 pub mod tournament;
