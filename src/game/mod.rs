@@ -12,6 +12,7 @@ pub mod json;
 mod movegen;
 pub mod notation;
 mod position;
+mod ring;
 mod types;
 
 pub use action::{mirror_action, ACTIONS};
