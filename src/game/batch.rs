@@ -112,7 +112,7 @@ impl BatchGame {
             After::Won(outcome) => Step::Finished { outcome: Some(outcome), plies },
             After::Position(next) => {
                 self.position = next;
-                self.moves = next.legal_moves();
+                next.legal_moves_into(&mut self.moves);
                 if self.moves.is_empty() {
                     let winner = next.to_move().opponent();
                     Step::Finished { outcome: Some(Outcome { winner, reason: WinReason::NoMove }), plies }

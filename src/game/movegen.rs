@@ -4,9 +4,16 @@
 //! it (an infinite move is illegal, R11) and because the nyumba choice (R8) only shows
 //! during the move. So a [`MoveList`] carries each move's result: search and self-play never
 //! replay a move.
+//!
+//! Playing out is cheap: rings are packed `u128`s ([`super::ring`]), so a lap of any length
+//! is one addition and the counting tests of R6..R9 are a few bit operations; the safari twin
+//! of a namua capture goes on from where its stop move ends instead of replaying it.
+//! `tests/rules_reference.rs` checks all of it against the plain seed-by-seed version.
 
-use super::action::ACTIONS;
+use std::mem::MaybeUninit;
+
 use super::position::{facing, Position, NYUMBA};
+use super::ring::{self, Ring};
 use super::types::{Dir, Hole, Move, MoveKind, Outcome, Side, Variant, WinReason};
 
 /// The result of playing a legal move.
@@ -31,22 +38,50 @@ pub struct LegalMove {
     pub sown: u16,
 }
 
-/// The legal moves of a position, at most one per action index (64).
-#[derive(Clone, Debug)]
+/// The most legal moves a position can have: 16 start holes x 2 directions in the mtaji
+/// stage (R6); a namua position has at most 24 (captures: 4 kimbi x 1 + 4 x 2 kichwa
+/// choices, each with a safari twin, R5, R7, R8) or 16 (takasa).
+pub const MAX_MOVES: usize = 32;
+
+/// The legal moves of a position, at most one per action index.
+///
+/// Its slots are left uninitialised until a move is pushed: filling 32 placeholders on every
+/// generation cost as much as playing the moves out.
+#[derive(Clone, Copy)]
 pub struct MoveList {
-    pub(crate) len: usize,
-    pub(crate) moves: [LegalMove; ACTIONS],
+    len: usize,
+    moves: [MaybeUninit<LegalMove>; MAX_MOVES],
+}
+
+impl Default for MoveList {
+    fn default() -> MoveList {
+        MoveList::new()
+    }
 }
 
 impl MoveList {
+    /// An empty list (see [`Position::legal_moves_into`]).
+    #[inline]
+    pub fn new() -> MoveList {
+        MoveList { len: 0, moves: [MaybeUninit::uninit(); MAX_MOVES] }
+    }
+    /// Adds a move; panics (never overflows) if a position had more than `MAX_MOVES`.
+    #[inline]
+    fn push(&mut self, lm: LegalMove) {
+        self.moves[self.len].write(lm);
+        self.len += 1;
+    }
     pub fn len(&self) -> usize {
         self.len
     }
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+    #[inline]
     pub fn as_slice(&self) -> &[LegalMove] {
-        &self.moves[..self.len]
+        // SAFETY: `push` is the only writer; it initialises slot `len` before counting it, so
+        // the first `len <= MAX_MOVES` slots hold `LegalMove`s (a `Copy` type: no drops).
+        unsafe { std::slice::from_raw_parts(self.moves.as_ptr().cast::<LegalMove>(), self.len) }
     }
     pub fn iter(&self) -> std::slice::Iter<'_, LegalMove> {
         self.as_slice().iter()
@@ -61,6 +96,12 @@ impl MoveList {
     }
     pub fn get(&self, mv: Move) -> Option<&LegalMove> {
         self.by_action(mv.action())
+    }
+}
+
+impl std::fmt::Debug for MoveList {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
     }
 }
 
@@ -79,15 +120,24 @@ pub struct IllegalMove(pub String);
 
 impl Position {
     /// All legal moves of the side to move, each played out (R4, R6, R7, R11).
+    #[inline]
     pub fn legal_moves(&self) -> MoveList {
-        let mut list = MoveList { len: 0, moves: [PLACEHOLDER; ACTIONS] };
-        let me = self.to_move.index();
-        if self.hand[me] > 0 {
-            self.namua_moves(&mut list);
-        } else {
-            self.mtaji_moves(&mut list);
-        }
+        let mut list = MoveList::new();
+        self.legal_moves_into(&mut list);
         list
+    }
+
+    /// [`Position::legal_moves`] into an existing list (its old moves are dropped): hot loops
+    /// such as random playouts reuse one list instead of copying a returned one (1.5 kB).
+    #[inline(never)]
+    pub fn legal_moves_into(&self, list: &mut MoveList) {
+        list.len = 0;
+        let gen = Gen::new(self);
+        if self.hand[gen.me] > 0 {
+            gen.namua_moves(list);
+        } else {
+            gen.mtaji_moves(list);
+        }
     }
 
     /// Plays a move, checking that it is legal.
@@ -115,25 +165,6 @@ impl Position {
 /// R11: a move that has sown this many seeds without ending is infinite, hence illegal.
 pub const INFINITE_MOVE_SEEDS: u32 = 10_000;
 
-const PLACEHOLDER: LegalMove = LegalMove {
-    mv: Move { hole: Hole::LEFT_KICHWA, dir: Dir::Clockwise, safari: false },
-    kind: MoveKind::MtajiTakasa,
-    after: After::Won(Outcome { winner: Side::South, reason: WinReason::NoMove }),
-    captured: 0,
-    sown: 0,
-};
-
-/// How a move begins; the rest of it (laps, relays, captures) follows the rules alone.
-#[derive(Clone, Copy)]
-enum Start {
-    /// Mtaji stage: lift all seeds of `hole`, sow; `capture` from the first-lap test (R6).
-    Mtaji { capture: bool },
-    /// Namua capture: hand seed into `hole`, which captures at once (R7).
-    NamuaCapture,
-    /// Namua takasa: hand seed into `hole`, lift all (or 2 when taxed) and sow (R7).
-    NamuaTakasa { tax: bool },
-}
-
 /// How a played-out move ended.
 enum Played {
     /// The move ended; the board as it stands.
@@ -142,100 +173,158 @@ enum Played {
     Won(Sim),
     /// R11: sowed `INFINITE_MOVE_SEEDS` without ending.
     Infinite,
+    /// A namua capture reached the nyumba choice (R8) at `Sim::pos`: the stop move ends
+    /// here, the safari move goes on from here.
+    Choice(Sim),
 }
 
-/// The board while a move is played out, from the mover's side.
+/// A move in progress, from the mover's side: the rings, and where the next lap starts.
 #[derive(Clone, Copy)]
 struct Sim {
-    holes: [[u8; 16]; 2],
-    hand: [u8; 2],
+    mine: Ring,
+    theirs: Ring,
     nyumba: [bool; 2],
     sown: u32,
     captured: u32,
-    /// The nyumba choice of R8 came up during the move.
-    choice_arose: bool,
+    /// The hole the next lap starts after (the hole just lifted, or the one before a kichwa).
+    pos: usize,
+    dir: Dir,
+    /// No capture has happened yet in this move (the namua kichwa choice, R5).
+    first_capture: bool,
 }
 
+/// A finished move is finite only when it ended within the R11 limit.
 #[inline]
-fn step(pos: usize, dir: Dir) -> usize {
-    match dir {
-        Dir::Clockwise => (pos + 1) & 15,
-        Dir::Anticlockwise => (pos + 15) & 15,
+fn finish(s: Sim) -> Played {
+    if s.sown > INFINITE_MOVE_SEEDS {
+        Played::Infinite
+    } else {
+        Played::Ended(s)
     }
 }
 
-impl Position {
-    fn namua_moves(&self, list: &mut MoveList) {
-        let me = self.to_move.index();
-        let op = 1 - me;
-        let mine = &self.holes[me];
-        let theirs = &self.holes[op];
+/// What stays fixed while the candidate moves of one position are played out.
+struct Gen<'a> {
+    pos: &'a Position,
+    me: usize,
+    op: usize,
+    mine: Ring,
+    theirs: Ring,
+    /// Bit `h` set for the takasia'd hole (R9): no start there, and laps stop there.
+    takasia: u16,
+}
 
-        // R7 capture: a hand seed into an occupied front hole facing an occupied one.
-        let mut any_capture = false;
-        for h in 0..8 {
-            if mine[h] == 0 || theirs[facing(h)] == 0 || self.blocked(h) {
-                continue;
-            }
-            any_capture = true;
-            // R5: kimbi captures enter at their own kichwa; holes 3..6 let the player choose.
-            let dirs: &[Dir] = match h {
-                0 | 1 => &[Dir::Clockwise],
-                6 | 7 => &[Dir::Anticlockwise],
-                _ => &[Dir::Clockwise, Dir::Anticlockwise],
-            };
-            for &dir in dirs {
-                self.push_with_safari(list, h, dir, Start::NamuaCapture, MoveKind::NamuaCapture);
-            }
+impl<'a> Gen<'a> {
+    #[inline]
+    fn new(pos: &'a Position) -> Gen<'a> {
+        let me = pos.to_move.index();
+        Gen {
+            pos,
+            me,
+            op: 1 - me,
+            mine: ring::load(&pos.holes[me]),
+            theirs: ring::load(&pos.holes[1 - me]),
+            takasia: pos.takasia.map_or(0, |t| 1 << t),
         }
-        if any_capture {
+    }
+
+    #[inline(always)]
+    fn namua_moves(&self, list: &mut MoveList) {
+        // R7 capture: a hand seed into an occupied front hole facing an occupied one.
+        let captures = capture_holes(self.mine, self.theirs) & !self.takasia;
+        if captures != 0 {
+            for h in bits(captures) {
+                // R5: kimbi captures enter at their own kichwa; holes 3..6 let the player choose.
+                if h >= 2 {
+                    if h < 6 {
+                        self.push_namua_capture(list, h, Dir::Clockwise);
+                    }
+                    self.push_namua_capture(list, h, Dir::Anticlockwise);
+                } else {
+                    self.push_namua_capture(list, h, Dir::Clockwise);
+                }
+            }
             return;
         }
 
         // R7 takasa.
-        let occupied = (0..8).filter(|&h| mine[h] > 0).count();
-        let nyumba_big = self.nyumba[me] && mine[NYUMBA] >= 6;
+        let front = ring::occupied(self.mine) & 0xff;
+        let occupied = front.count_ones();
+        let nyumba_big = self.pos.nyumba[self.me] && ring::at(self.mine, NYUMBA) >= 6;
         if nyumba_big && occupied == 1 {
             // Only the owned nyumba is occupied: it is taxed (2 seeds lifted, still owned).
             for dir in [Dir::Clockwise, Dir::Anticlockwise] {
-                self.push_move(list, Move { hole: ring(NYUMBA), dir, safari: false },
-                    Start::NamuaTakasa { tax: true }, MoveKind::NamuaTax);
+                let mut s = self.sim(ring::added(self.mine, NYUMBA, 1), NYUMBA, dir);
+                s.mine -= 2 << (8 * NYUMBA);
+                let played = self.run::<false, true>(s, 2, dir);
+                self.push(list, Move { hole: ring(NYUMBA), dir, safari: false }, MoveKind::NamuaTax, played);
             }
             return;
         }
-        let need_two = !self.nyumba[me] && (0..8).any(|h| mine[h] >= 2);
-        for h in 0..8 {
-            let c = mine[h];
-            if c == 0 || (need_two && c < 2) || (nyumba_big && h == NYUMBA) || self.blocked(h) {
-                continue;
-            }
+        let pairs = ring::at_least(self.mine, 2) & 0xff;
+        let need_two = !self.pos.nyumba[self.me] && pairs != 0;
+        let mut starts = if need_two { pairs } else { front } & !self.takasia;
+        if nyumba_big {
+            starts &= !(1 << NYUMBA);
+        }
+        for h in bits(starts) {
             for dir in [Dir::Clockwise, Dir::Anticlockwise] {
                 if occupied == 1 && toward_back(h, dir) {
                     continue; // lone kichwa (R6, R7)
                 }
-                self.push_move(list, Move { hole: ring(h), dir, safari: false },
-                    Start::NamuaTakasa { tax: false }, MoveKind::NamuaTakasa);
+                let mine = ring::added(self.mine, h, 1);
+                let mut s = self.sim(ring::cleared(mine, h), h, dir);
+                if h == NYUMBA {
+                    s.nyumba[self.me] = false;
+                }
+                let played = self.run::<false, true>(s, ring::at(mine, h) as u32, dir);
+                self.push(list, Move { hole: ring(h), dir, safari: false }, MoveKind::NamuaTakasa, played);
             }
         }
     }
 
-    fn mtaji_moves(&self, list: &mut MoveList) {
-        let me = self.to_move.index();
-        let mine = &self.holes[me];
-        let theirs = &self.holes[1 - me];
+    /// A namua capture into `h` entering at the kichwa of `dir`, and its safari twin when
+    /// the nyumba choice arises (R8, R12): the twin goes on from where the stop move ends.
+    fn push_namua_capture(&self, list: &mut MoveList, h: usize, dir: Dir) {
+        let mv = Move { hole: ring(h), dir, safari: false };
+        let kind = MoveKind::NamuaCapture;
+        let mut s = self.sim(ring::added(self.mine, h, 1), h, dir);
+        s.sown = 1;
+        let played = match self.capture::<true>(&mut s, dir) {
+            Some(seeds) => self.run::<true, true>(s, seeds, dir),
+            None => Played::Won(s),
+        };
+        let Played::Choice(mut s) = played else {
+            return self.push(list, mv, kind, played);
+        };
+        self.push(list, mv, kind, finish(s));
+        // Safari: ownership is lost, lift the nyumba and sow on (R8).
+        s.nyumba[self.me] = false;
+        let safari = if s.sown >= INFINITE_MOVE_SEEDS {
+            Played::Infinite
+        } else {
+            let seeds = ring::at(s.mine, s.pos) as u32;
+            s.mine = ring::cleared(s.mine, s.pos);
+            self.run::<true, true>(s, seeds, dir)
+        };
+        self.push(list, Move { safari: true, ..mv }, kind, safari);
+    }
 
+    #[inline(always)]
+    fn mtaji_moves(&self, list: &mut MoveList) {
         // R6 capturing moves: first lap from 2..15 seeds ends in an occupied own front hole
         // facing an occupied opponent hole.
+        let targets = capture_holes(self.mine, self.theirs);
+        let starts = first_lap_starts(self.mine) & !self.takasia;
         let mut any_capture = false;
-        for h in 0..16 {
-            if self.blocked(h) {
-                continue;
-            }
-            for dir in [Dir::Clockwise, Dir::Anticlockwise] {
-                if first_lap_captures(mine, theirs, h, dir).is_some() {
-                    any_capture = true;
-                    self.push_move(list, Move { hole: ring(h), dir, safari: false },
-                        Start::Mtaji { capture: true }, MoveKind::MtajiCapture);
+        if targets != 0 {
+            for h in bits(starts) {
+                let c = ring::at(self.mine, h) as usize;
+                for (dir, end) in [(Dir::Clockwise, h + c), (Dir::Anticlockwise, h + 16 - c)] {
+                    if targets >> (end & 15) & 1 != 0 {
+                        any_capture = true;
+                        self.push_mtaji::<true>(list, h, dir);
+                    }
                 }
             }
         }
@@ -244,209 +333,172 @@ impl Position {
         }
 
         // R6 takasa: from the front row if any front hole holds 2+, else from the back row.
-        let rows = if (0..8).any(|h| mine[h] >= 2) { 0..8 } else { 8..16 };
-        let occupied = (0..8).filter(|&h| mine[h] > 0).count();
-        for h in rows {
-            if mine[h] < 2 || self.blocked(h) {
-                continue;
-            }
+        let pairs = ring::at_least(self.mine, 2);
+        let row = if pairs & 0xff != 0 { 0x00ff } else { 0xff00 };
+        let lone = (ring::occupied(self.mine) & 0xff).count_ones() == 1;
+        for h in bits(pairs & row & !self.takasia) {
             for dir in [Dir::Clockwise, Dir::Anticlockwise] {
-                if occupied == 1 && h < 8 && toward_back(h, dir) {
+                if lone && toward_back(h, dir) {
                     continue; // lone kichwa (R6)
                 }
-                self.push_move(list, Move { hole: ring(h), dir, safari: false },
-                    Start::Mtaji { capture: false }, MoveKind::MtajiTakasa);
+                self.push_mtaji::<false>(list, h, dir);
             }
         }
     }
 
-    /// R9: the side to move may not start from its takasia'd hole.
     #[inline]
-    fn blocked(&self, h: usize) -> bool {
-        self.takasia == Some(h as u8)
+    fn push_mtaji<const CAPTURE: bool>(&self, list: &mut MoveList, h: usize, dir: Dir) {
+        let mut s = self.sim(ring::cleared(self.mine, h), h, dir);
+        if h == NYUMBA {
+            s.nyumba[self.me] = false; // emptied by its owner (R8)
+        }
+        let played = self.run::<CAPTURE, false>(s, ring::at(self.mine, h) as u32, dir);
+        let kind = if CAPTURE { MoveKind::MtajiCapture } else { MoveKind::MtajiTakasa };
+        self.push(list, Move { hole: ring(h), dir, safari: false }, kind, played);
     }
 
-    /// Adds a namua capture, and its safari twin when the nyumba choice arises (R8, R12).
-    fn push_with_safari(&self, list: &mut MoveList, h: usize, dir: Dir, start: Start, kind: MoveKind) {
-        let mv = Move { hole: ring(h), dir, safari: false };
-        if self.push_move(list, mv, start, kind) {
-            self.push_move(list, Move { safari: true, ..mv }, start, kind);
+    /// A move about to start after hole `pos` with the mover's ring `mine`.
+    #[inline]
+    fn sim(&self, mine: Ring, pos: usize, dir: Dir) -> Sim {
+        Sim {
+            mine,
+            theirs: self.theirs,
+            nyumba: self.pos.nyumba,
+            sown: 0,
+            captured: 0,
+            pos,
+            dir,
+            first_capture: true,
         }
     }
 
-    /// Plays `mv` out and adds it unless it is infinite (R11). Returns whether the nyumba
-    /// choice arose (only meaningful for a move played without safari).
-    fn push_move(&self, list: &mut MoveList, mv: Move, start: Start, kind: MoveKind) -> bool {
-        let (played, choice_arose) = self.play_out(mv, start);
-        let (after, sim) = match played {
-            Played::Infinite => return choice_arose,
-            Played::Won(sim) => {
-                (After::Won(Outcome { winner: self.to_move, reason: WinReason::FrontEmpty }), sim)
+    /// Adds a played-out move unless it is infinite (R11).
+    #[inline]
+    fn push(&self, list: &mut MoveList, mv: Move, kind: MoveKind, played: Played) {
+        let (after, s) = match played {
+            Played::Infinite => return,
+            Played::Won(s) => {
+                (After::Won(Outcome { winner: self.pos.to_move, reason: WinReason::FrontEmpty }), s)
             }
-            Played::Ended(sim) => (After::Position(self.successor(&sim, kind)), sim),
+            Played::Ended(s) => (After::Position(self.successor(&s, kind)), s),
+            Played::Choice(_) => unreachable!("only namua captures stop for the nyumba choice"),
         };
-        list.moves[list.len] = LegalMove {
+        list.push(LegalMove {
             mv,
             kind,
             after,
-            captured: sim.captured.min(u8::MAX as u32) as u8,
-            sown: sim.sown.min(u16::MAX as u32) as u16,
-        };
-        list.len += 1;
-        choice_arose
+            captured: s.captured.min(u8::MAX as u32) as u8,
+            sown: s.sown.min(u16::MAX as u32) as u16,
+        });
     }
 
     /// The position after a finished move: opponent to move, takasia per R9.
-    fn successor(&self, sim: &Sim, kind: MoveKind) -> Position {
-        let mut next = Position {
-            variant: self.variant,
-            to_move: self.to_move.opponent(),
-            holes: sim.holes,
-            hand: sim.hand,
-            nyumba: sim.nyumba,
-            takasia: None,
-        };
-        if kind == MoveKind::MtajiTakasa && self.variant == Variant::Kiswahili {
-            next.takasia = takasia_for(&next);
+    #[inline]
+    fn successor(&self, s: &Sim, kind: MoveKind) -> Position {
+        let mut holes = [[0; 16]; 2];
+        holes[self.me] = ring::store(s.mine);
+        holes[self.op] = ring::store(s.theirs);
+        let mut hand = self.pos.hand;
+        hand[self.me] -= kind.is_namua() as u8;
+        let mut takasia = None;
+        if kind == MoveKind::MtajiTakasa && self.pos.variant == Variant::Kiswahili {
+            takasia = takasia_for(s.mine, s.theirs, hand[self.op] > 0, s.nyumba[self.op]);
         }
-        next
+        Position {
+            variant: self.pos.variant,
+            to_move: self.pos.to_move.opponent(),
+            holes,
+            hand,
+            nyumba: s.nyumba,
+            takasia,
+        }
     }
 
-    /// Plays a move out to its end (R3, R5, R8, R9, R11).
-    fn play_out(&self, mv: Move, start: Start) -> (Played, bool) {
-        let me = self.to_move.index();
-        let op = 1 - me;
-        let namua = !matches!(start, Start::Mtaji { .. });
-        let capturing = matches!(start, Start::NamuaCapture | Start::Mtaji { capture: true });
-        let mut s = Sim {
-            holes: self.holes,
-            hand: self.hand,
-            nyumba: self.nyumba,
-            sown: 0,
-            captured: 0,
-            choice_arose: false,
-        };
-        let mut pos = mv.hole.ring();
-        let mut dir = mv.dir;
-        // Seeds about to be sown from `pos` onwards (the lap starts after `pos`).
-        let mut seeds: u32;
-        let mut first_capture = true;
-        match start {
-            Start::Mtaji { .. } => {
-                seeds = s.holes[me][pos] as u32;
-                s.holes[me][pos] = 0;
-                if pos == NYUMBA {
-                    s.nyumba[me] = false; // emptied by its owner (R8)
-                }
-            }
-            Start::NamuaTakasa { tax } => {
-                s.hand[me] -= 1;
-                s.holes[me][pos] += 1;
-                if tax {
-                    seeds = 2;
-                    s.holes[me][pos] -= 2;
-                } else {
-                    seeds = s.holes[me][pos] as u32;
-                    s.holes[me][pos] = 0;
-                    if pos == NYUMBA {
-                        s.nyumba[me] = false;
-                    }
-                }
-            }
-            Start::NamuaCapture => {
-                s.hand[me] -= 1;
-                s.holes[me][pos] += 1;
-                s.sown += 1;
-                // The seed's hole captures at once; `dir` is the chosen kichwa's direction.
-                match self.capture(&mut s, pos, &mut dir, namua, &mut first_capture, mv.dir) {
-                    Some(n) => seeds = n,
-                    None => return (Played::Won(s), false),
-                }
-                pos = kichwa_entry(dir);
-            }
-        }
+    /// Plays a move out from `s`, sowing `seeds` first (R3, R5, R8, R9, R11).
+    /// `CAPTURING`: the move started with a capture (R4); `NAMUA`: it used a hand seed.
+    #[inline]
+    fn run<const CAPTURING: bool, const NAMUA: bool>(&self, mut s: Sim, mut seeds: u32, chosen: Dir) -> Played {
         loop {
-            for _ in 0..seeds {
-                pos = step(pos, dir);
-                s.holes[me][pos] += 1;
-            }
+            let (mine, last) = ring::sow(s.mine, s.pos, seeds, s.dir);
+            s.mine = mine;
+            s.pos = last;
             s.sown += seeds;
-            let c = s.holes[me][pos];
+            let c = ring::at(mine, last);
             if c == 1 {
                 // The last seed fell into an empty hole: the move ends (R3).
-                return (finish(s), s.choice_arose);
+                return finish(s);
             }
-            if capturing && pos < 8 && s.holes[op][facing(pos)] > 0 {
+            if CAPTURING && last < 8 && ring::at(s.theirs, facing(last)) > 0 {
                 if s.sown >= INFINITE_MOVE_SEEDS {
-                    return (Played::Infinite, s.choice_arose);
+                    return Played::Infinite;
                 }
-                match self.capture(&mut s, pos, &mut dir, namua, &mut first_capture, mv.dir) {
+                match self.capture::<NAMUA>(&mut s, chosen) {
                     Some(n) => seeds = n,
-                    None => return (Played::Won(s), s.choice_arose),
+                    None => return Played::Won(s),
                 }
-                pos = kichwa_entry(dir);
                 continue;
             }
-            if namua && pos == NYUMBA && s.nyumba[me] && c >= 6 {
-                if !capturing {
-                    return (finish(s), false); // nyumba stop in a takasa (R8)
+            if NAMUA && last == NYUMBA && s.nyumba[self.me] && c >= 6 {
+                if !CAPTURING {
+                    return finish(s); // nyumba stop in a takasa (R8)
                 }
-                s.choice_arose = true;
-                if !mv.safari {
-                    return (finish(s), true);
-                }
-                s.nyumba[me] = false; // safari: ownership is lost, sow on
-            } else if self.takasia == Some(pos as u8) {
-                return (finish(s), s.choice_arose); // takasia stop (R9)
+                return Played::Choice(s);
+            } else if self.takasia >> last & 1 != 0 {
+                return finish(s); // takasia stop (R9)
             }
             if s.sown >= INFINITE_MOVE_SEEDS {
-                return (Played::Infinite, s.choice_arose);
+                return Played::Infinite;
             }
             // Relay: lift the hole and sow on in the same direction (R3).
             seeds = c as u32;
-            s.holes[me][pos] = 0;
-            if pos == NYUMBA {
-                s.nyumba[me] = false;
+            s.mine = ring::cleared(mine, last);
+            if last == NYUMBA {
+                s.nyumba[self.me] = false;
             }
         }
     }
 
-    /// Captures the opponent's hole facing `pos` (R5). Returns the seeds to sow from the
-    /// kichwa now set in `dir`, or `None` when the capture emptied the opponent's front row.
-    fn capture(&self, s: &mut Sim, pos: usize, dir: &mut Dir, namua: bool, first: &mut bool, chosen: Dir) -> Option<u32> {
-        let me = self.to_move.index();
-        let op = 1 - me;
+    /// Captures the opponent's hole facing `s.pos` (R5) and moves `s.pos` before the kichwa
+    /// the captured seeds enter. Returns the seeds to sow, or `None` when the capture
+    /// emptied the opponent's front row.
+    #[inline]
+    fn capture<const NAMUA: bool>(&self, s: &mut Sim, chosen: Dir) -> Option<u32> {
+        let pos = s.pos;
         let target = facing(pos);
-        let n = s.holes[op][target];
-        s.holes[op][target] = 0;
+        let n = ring::at(s.theirs, target);
+        s.theirs = ring::cleared(s.theirs, target);
         s.captured += n as u32;
         if target == NYUMBA {
-            s.nyumba[op] = false; // emptied by capture (R8)
+            s.nyumba[self.op] = false; // emptied by capture (R8)
         }
-        if !namua {
+        if !NAMUA {
             s.nyumba = [false, false]; // first capture of the mtaji stage (R8)
         }
-        if s.holes[op][..8].iter().all(|&c| c == 0) {
-            return None;
+        if s.theirs as u64 == 0 {
+            return None; // the front row is the low 8 bytes
         }
-        *dir = match pos {
+        s.dir = match pos {
             0 | 1 => Dir::Clockwise,
             6 | 7 => Dir::Anticlockwise,
-            _ if namua && *first => chosen,
-            _ => *dir,
+            _ if NAMUA && s.first_capture => chosen,
+            _ => s.dir,
         };
-        *first = false;
+        s.first_capture = false;
+        s.pos = kichwa_entry(s.dir);
         Some(n as u32)
     }
 }
 
-/// A finished move is finite only when it ended within the R11 limit.
-fn finish(s: Sim) -> Played {
-    if s.sown > INFINITE_MOVE_SEEDS {
-        Played::Infinite
-    } else {
-        Played::Ended(s)
-    }
+/// The set bits of a mask, lowest first.
+#[inline]
+fn bits(mut mask: u16) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (mask != 0).then(|| {
+            let i = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            i
+        })
+    })
 }
 
 /// The hole "before" the kichwa where captured seeds enter, so that sowing starts in it (R5).
@@ -469,56 +521,60 @@ fn toward_back(h: usize, dir: Dir) -> bool {
     matches!((h, dir), (0, Dir::Anticlockwise) | (7, Dir::Clockwise))
 }
 
-/// R6 first-lap test: the opponent front ring index this start would capture, if any.
+/// Front holes (bit = ring index) that are occupied and face an occupied opponent hole: where
+/// a lap (or a namua hand seed, R7) captures.
 #[inline]
-fn first_lap_captures(mine: &[u8; 16], theirs: &[u8; 16], h: usize, dir: Dir) -> Option<usize> {
-    let c = mine[h] as usize;
-    if !(2..=15).contains(&c) {
-        return None;
-    }
-    let end = match dir {
-        Dir::Clockwise => (h + c) & 15,
-        Dir::Anticlockwise => (h + 16 - c) & 15,
-    };
-    (end < 8 && mine[end] > 0 && theirs[facing(end)] > 0).then(|| facing(end))
+fn capture_holes(mine: Ring, theirs: Ring) -> u16 {
+    // Facing front holes are r and 7 - r: reversing the opponent's 8 front bits lines them up.
+    (ring::occupied(mine) & (ring::occupied(theirs) as u8).reverse_bits() as u16) & 0xff
 }
 
-/// R9: the takasia'd hole for the side to move of `next`, just after the opponent's takasa.
-fn takasia_for(next: &Position) -> Option<u8> {
-    let opp = next.to_move.index(); // the side about to move, the "opponent" of R9
-    let p = 1 - opp; // the player who just made the takasa
-    let (mine, theirs) = (&next.holes[p], &next.holes[opp]);
+/// Holes that may start a capturing mtaji move: 2 to 15 seeds (R6).
+#[inline]
+fn first_lap_starts(mine: Ring) -> u16 {
+    ring::at_least(mine, 2) & !ring::at_least(mine, 16)
+}
+
+/// R6 first-lap test for every start at once: the front holes (bit = ring index) where some
+/// first lap of `mine` ends and captures.
+#[inline]
+fn first_lap_ends(mine: Ring, theirs: Ring) -> u16 {
+    let targets = capture_holes(mine, theirs);
+    if targets == 0 {
+        return 0;
+    }
+    let mut ends = 0u32;
+    for h in bits(first_lap_starts(mine)) {
+        let c = ring::at(mine, h) as usize;
+        ends |= 1 << ((h + c) & 15) | 1 << ((h + 16 - c) & 15);
+    }
+    targets & ends as u16
+}
+
+/// R9: the takasia'd hole for the opponent, just after the mover's mtaji takasa left the
+/// mover's ring `mine` and the opponent's ring `theirs`.
+fn takasia_for(mine: Ring, theirs: Ring, opp_in_namua: bool, opp_nyumba: bool) -> Option<u8> {
     // The opponent must have no capturing move.
-    let opp_captures = if next.hand[opp] > 0 {
-        (0..8).any(|h| theirs[h] > 0 && mine[facing(h)] > 0)
+    let opp_captures = if opp_in_namua {
+        capture_holes(theirs, mine) != 0
     } else {
-        (0..16).any(|h| {
-            [Dir::Clockwise, Dir::Anticlockwise]
-                .into_iter()
-                .any(|d| first_lap_captures(theirs, mine, h, d).is_some())
-        })
+        first_lap_ends(theirs, mine) != 0
     };
     if opp_captures {
         return None;
     }
-    let mut target = None;
-    for h in 0..16 {
-        for d in [Dir::Clockwise, Dir::Anticlockwise] {
-            if let Some(t) = first_lap_captures(mine, theirs, h, d) {
-                match target {
-                    None => target = Some(t),
-                    Some(x) if x == t => {}
-                    Some(_) => return None, // more than one target hole
-                }
-            }
-        }
+    // Exactly one target hole: the opponent hole facing the one front hole first laps reach.
+    let ends = first_lap_ends(mine, theirs);
+    if ends.count_ones() != 1 {
+        return None;
     }
-    let t = target?;
-    let occupied = (0..8).filter(|&h| theirs[h] > 0).count();
-    let big = (0..8).filter(|&h| theirs[h] >= 2).count();
-    let excluded = (t == NYUMBA && next.nyumba[opp])
-        || theirs[t] == 1
-        || occupied == 1
-        || (big == 1 && theirs[t] >= 2);
+    let t = facing(ends.trailing_zeros() as usize);
+    let front = ring::occupied(theirs) & 0xff;
+    let big = ring::at_least(theirs, 2) & 0xff;
+    let seeds = ring::at(theirs, t);
+    let excluded = (t == NYUMBA && opp_nyumba)
+        || seeds == 1
+        || front.count_ones() == 1
+        || (big.count_ones() == 1 && seeds >= 2);
     (!excluded).then_some(t as u8)
 }

@@ -3,7 +3,7 @@
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use crate::game::{After, Outcome, Position, Side, Variant, WinReason};
+use crate::game::{After, MoveList, Outcome, Position, Side, Variant, WinReason};
 
 /// Totals over a set of random games.
 #[derive(Clone, Debug, Default)]
@@ -51,8 +51,9 @@ impl RandomStats {
 pub fn play_random_game(variant: Variant, rng: &mut SmallRng, max_plies: u64, stats: &mut RandomStats) -> Option<Outcome> {
     let mut pos = Position::start(variant);
     let mut plies = 0;
+    let mut list = MoveList::new();
     let outcome = loop {
-        let list = pos.legal_moves();
+        pos.legal_moves_into(&mut list);
         if list.is_empty() {
             break Some(Outcome { winner: pos.to_move().opponent(), reason: WinReason::NoMove });
         }
