@@ -167,11 +167,11 @@ pub fn run_worker(store: &Store, opts: &WorkerOptions) -> anyhow::Result<WorkerS
         let r = play_and_upload(store, &sp, ev, games, &scratch, &opts.worker_id, latest.generation, *seq, opts.progress);
         let _ = std::fs::remove_dir_all(&scratch);
         let (name, s) = r?;
-        stats.shards += 1;
         stats.games += s.games;
         stats.samples += s.positions;
         stats.simulations += s.simulations;
         if let Some(name) = name {
+            stats.shards += 1;
             tracing::info!("uploaded {} ({} samples)", store.describe(&name.key()), s.positions);
         }
         *seq += 1;
