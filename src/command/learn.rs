@@ -17,7 +17,7 @@ use crate::program::train::{load_window, train_steps};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Fleet trainer: `bao learn --data ROOT [--config RUN.toml]` with ROOT a \
-directory, s3://, gs://, az:// or memory:// URL and no --model. The first start needs --config \
+directory or an s3://, gs://, az:// URL and no --model. The first start needs --config \
 (written to ROOT/run.toml, with an optional [fleet] section) and publishes generation 0; then it \
 takes new shards from ROOT/shards/, trains once fleet.samples_per_generation new samples have \
 come (at most [train] reuse training samples per new sample), publishes \

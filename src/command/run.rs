@@ -14,7 +14,7 @@ pub enum RunCommand {
     /// Generations, shards and samples per generation, consumed shards, workers seen, the
     /// trainer's lease.
     Status {
-        /// The run's root: a directory or an s3://, gs://, az://, memory:// URL.
+        /// The run's root: a directory or an s3://, gs://, az:// URL.
         root: String,
         /// Machine-readable: one line `GENERATION SHARDS SAMPLES CONSUMED` per generation.
         #[arg(long)]

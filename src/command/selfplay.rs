@@ -24,7 +24,7 @@ sections are ignored). Override any key with --set SECTION.KEY=VALUE (TOML value
 Output: selfplay-NNNNNN.shard (samples, see bao::dataio::shard) and \
 selfplay-NNNNNN.games.jsonl (game records).\n\n\
 Fleet worker: `bao selfplay --model ROOT/models/LATEST --out ROOT [--worker-id auto] \
-[--max-time 2h]` with ROOT a directory, s3://, gs://, az:// or memory:// URL: plays \
+[--max-time 2h]` with ROOT a directory or an s3://, gs://, az:// URL: plays \
 shards with the newest model the trainer (`bao learn --data ROOT`) published, uploads them to \
 ROOT/shards/gen-NNNNNN/, follows models/LATEST between shards, and exits when the run is \
 finished. Settings come from ROOT/run.toml (--config/--set do not apply).")]

@@ -7,7 +7,9 @@
 //! ROOT/models/LATEST                              JSON Latest: generation, key, sha256 (trainer writes)
 //! ROOT/shards/gen-NNNNNN/WORKER-SEQ-HASH.shard    samples played by generation NNNNNN, immutable
 //! ROOT/games/gen-NNNNNN/WORKER-SEQ-HASH.jsonl     the game records of that shard, immutable
-//! ROOT/trainer/state.json                         consumed shards, steps (the trainer's commit point)
+//! ROOT/trainer/state.json                         consumed shards, steps (the trainer's commit point;
+//!                                                 minibatches are seeded by (seed, generation), so
+//!                                                 no RNG state is needed to resume)
 //! ROOT/trainer/optim/gen-NNNNNN.optim.*           optimizer state for resuming
 //! ROOT/trainer/lease-NNNNNN.json, heartbeat.json  which trainer owns the run
 //! ```
