@@ -126,7 +126,7 @@ fn run_fleet_trainer(args: Args) -> anyhow::Result<()> {
         max_time: args.max_time,
         poll: args.poll.map(std::time::Duration::from_secs_f64),
         device: args.device,
-        work_dir: args.work_dir.unwrap_or_else(|| std::env::temp_dir().join(format!("bao-trainer-{}", std::process::id()))),
+        work_dir: args.work_dir.unwrap_or_else(|| crate::program::fleet::scratch_dir("trainer")),
         progress: !args.quiet,
     };
     let s = run_trainer(&store, &opts)?;

@@ -130,13 +130,8 @@ pub fn run_worker(store: &Store, opts: &WorkerOptions) -> anyhow::Result<WorkerS
     };
     let poll = opts.poll.unwrap_or(Duration::from_secs_f64(run.fleet.poll_secs));
     let cache = ModelCache::new(&opts.cache_dir)?;
-    // Private to this worker, even beside others of the same id in one process (tests).
-    let scratch = std::env::temp_dir().join(format!(
-        "bao-worker-{}-{}-{:08x}",
-        opts.worker_id,
-        std::process::id(),
-        rand::random::<u32>()
-    ));
+    // Private to this worker, even beside others in one process (tests).
+    let scratch = super::scratch_dir("worker");
     let mut sp = run.selfplay_config();
     if let Some(n) = opts.games_in_flight {
         sp.selfplay.games_in_flight = n;
