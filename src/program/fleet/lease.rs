@@ -127,10 +127,17 @@ impl Lease {
         if self.last_beat.elapsed() < self.ttl / 4 {
             return Ok(());
         }
+        self.ensure_held(store)?;
+        self.beat(store)
+    }
+
+    /// Fails if another trainer has taken over (checked before every commit, so a trainer
+    /// that stalled past its lease cannot commit over its successor).
+    pub fn ensure_held(&self, store: &Store) -> anyhow::Result<()> {
         if store.exists(&lease_key(self.me.epoch + 1))? {
             bail!("this trainer lost {} to another one (lease epoch {} was taken); stopping", store.url(), self.me.epoch + 1);
         }
-        self.beat(store)
+        Ok(())
     }
 
     /// Gives the run up (clean exit): the next trainer may start at once.

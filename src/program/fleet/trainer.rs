@@ -416,7 +416,9 @@ impl Trainer<'_> {
         })?;
         bar.finish_and_clear();
         learner.set_lineage(g as u64, Some(format!("{}.safetensors", layout::gen_dir(g - 1))));
+        lease.ensure_held(store)?;
         let latest = self.upload(learner, g)?;
+        lease.ensure_held(store)?;
         for c in &mut taken {
             c.trained_in = g;
         }
