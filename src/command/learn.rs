@@ -1,22 +1,60 @@
 //! `bao learn --data DIR --model M --steps K`: train a checkpoint on sample shards alone
 //! (self-play may run elsewhere and only share the shard directory).
+//!
+//! `bao learn --data ROOT` (no `--model`): the trainer of a fleet run at ROOT (a directory or
+//! an object-store URL), see `bao::program::fleet::trainer`.
 
 use std::path::PathBuf;
 
 use anyhow::Context;
 use rand::SeedableRng;
 
+use crate::dataio::store::{is_url, Store};
 use crate::neuralnet::{DeviceChoice, Learner, Network, OptimizerConfig};
+use crate::program::fleet::lease::host_name;
+use crate::program::fleet::trainer::{run_trainer, TrainerOptions};
 use crate::program::train::{load_window, train_steps};
 
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Fleet trainer: `bao learn --data ROOT [--config RUN.toml]` with ROOT a \
+directory or an s3://, gs://, az:// URL and no --model. The first start needs --config \
+(written to ROOT/run.toml, with an optional [fleet] section) and publishes generation 0; then it \
+takes new shards from ROOT/shards/, trains once fleet.samples_per_generation new samples have \
+come (at most [train] reuse training samples per new sample), publishes \
+ROOT/models/gen-NNNNNN.safetensors and moves ROOT/models/LATEST, until [train] generations \
+(or --generations). Killed, it resumes from ROOT/trainer/; a second trainer on the same ROOT \
+fails at start. Storage errors are retried, then it exits non-zero.")]
 pub struct Args {
-    /// Directory of sample shards (searched one level deep too, e.g. a run's `data/`).
+    /// Directory of sample shards (searched one level deep too, e.g. a run's `data/`); or, with
+    /// no --model, the ROOT of a fleet run (directory or URL).
     #[arg(long)]
-    pub data: PathBuf,
+    pub data: String,
     /// Checkpoint to start from (`.safetensors`); its optimizer state is resumed if present.
+    /// Without it, `bao learn` is the trainer of the fleet run at --data.
     #[arg(long)]
-    pub model: PathBuf,
+    pub model: Option<PathBuf>,
+    /// Fleet: run config to start the run with (must match ROOT/run.toml if it exists).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Fleet: stop after publishing this generation (default: [train] generations).
+    #[arg(long)]
+    pub generations: Option<u32>,
+    /// Fleet: stop after this long (e.g. `30m`); a later start resumes.
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pub max_time: Option<std::time::Duration>,
+    /// Fleet: seconds between listings of new shards (default: run.toml's fleet.poll_secs).
+    #[arg(long)]
+    pub poll: Option<f64>,
+    /// Fleet: name in the trainer lease; a restart with the same id takes over at once
+    /// (default HOST-PID: a restart on the same host also does, once the old pid is gone).
+    #[arg(long)]
+    pub trainer_id: Option<String>,
+    /// Fleet: local scratch directory (default: a temporary one).
+    #[arg(long)]
+    pub work_dir: Option<PathBuf>,
+    /// No progress bar (fleet).
+    #[arg(long)]
+    pub quiet: bool,
     #[arg(long, default_value_t = 100)]
     pub steps: usize,
     /// Where to write the trained checkpoint (default: overwrite `--model`, atomically).
@@ -29,26 +67,30 @@ pub struct Args {
     pub window: usize,
     #[arg(long)]
     pub learning_rate: Option<f64>,
-    #[arg(long, default_value = "auto")]
-    pub device: DeviceChoice,
+    /// Device (default `auto`; in a fleet, run.toml's [train] device).
+    #[arg(long)]
+    pub device: Option<DeviceChoice>,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
+    let Some(model) = args.model.clone() else { return run_fleet_trainer(args) };
+    anyhow::ensure!(!is_url(&args.data), "--data {}: a URL is a fleet run; drop --model", args.data);
+    let data = PathBuf::from(&args.data);
     crate::neuralnet::configure_threads(None);
-    let device = args.device.resolve()?;
+    let device = args.device.unwrap_or_default().resolve()?;
     let config = OptimizerConfig::default();
-    let mut learner = match Learner::resume(&args.model, device, config.clone()) {
+    let mut learner = match Learner::resume(&model, device, config.clone()) {
         Ok(l) => l,
-        Err(_) => Learner::new(Network::load(&args.model, device)?, config)?,
+        Err(_) => Learner::new(Network::load(&model, device)?, config)?,
     };
     if let Some(lr) = args.learning_rate {
         learner.set_learning_rate(lr)?;
     }
-    let mut dirs: Vec<PathBuf> = vec![args.data.clone()];
-    let mut subdirs: Vec<PathBuf> = std::fs::read_dir(&args.data)
-        .with_context(|| format!("cannot list {}", args.data.display()))?
+    let mut dirs: Vec<PathBuf> = vec![data.clone()];
+    let mut subdirs: Vec<PathBuf> = std::fs::read_dir(&data)
+        .with_context(|| format!("cannot list {}", data.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.is_dir())
         .collect();
@@ -56,7 +98,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     subdirs.reverse(); // gen-NNNNNN names sort oldest first
     dirs.extend(subdirs);
     let window = load_window(&dirs, args.window)?;
-    anyhow::ensure!(!window.is_empty(), "no sample shards under {}", args.data.display());
+    anyhow::ensure!(!window.is_empty(), "no sample shards under {}", data.display());
     let variant = learner.network().variant();
     let mut rng = rand::rngs::SmallRng::seed_from_u64(args.seed);
     let bar = indicatif::ProgressBar::new(args.steps as u64);
@@ -66,11 +108,31 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Ok(())
     })?;
     bar.finish_and_clear();
-    let out = args.out.unwrap_or(args.model);
+    let out = args.out.unwrap_or(model);
     learner.save(&out)?;
     println!(
         "{} steps on {} positions: policy loss {:.4}, value loss {:.4}; saved {}",
         args.steps, window.len(), mean.policy, mean.value, out.display()
+    );
+    Ok(())
+}
+
+fn run_fleet_trainer(args: Args) -> anyhow::Result<()> {
+    let store = Store::open(&args.data)?;
+    let opts = TrainerOptions {
+        trainer_id: args.trainer_id.unwrap_or_else(|| format!("{}-{}", host_name(), std::process::id())),
+        config: args.config,
+        generations: args.generations,
+        max_time: args.max_time,
+        poll: args.poll.map(std::time::Duration::from_secs_f64),
+        device: args.device,
+        work_dir: args.work_dir.unwrap_or_else(|| crate::program::fleet::scratch_dir("trainer")),
+        progress: !args.quiet,
+    };
+    let s = run_trainer(&store, &opts)?;
+    println!(
+        "trainer at generation {} (published {:?}), {} shards consumed; stopped: {}",
+        s.generation, s.published, s.consumed, s.stopped
     );
     Ok(())
 }

@@ -12,6 +12,7 @@ pub mod learn;
 pub mod play;
 pub mod replay;
 pub mod rules;
+pub mod run;
 pub mod selfplay;
 pub mod serve;
 pub mod train;
@@ -41,6 +42,8 @@ pub enum Command {
     Learn(learn::Args),
     /// Run the whole AlphaZero loop from a config.
     Train(train::Args),
+    /// Fleet runs in object storage: `bao run status ROOT`.
+    Run(run::Args),
     /// Play a tournament between players and report Elo.
     Eval(eval::Args),
     /// Play a game against a player in the terminal.
@@ -65,6 +68,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Selfplay(a) => selfplay::run(a),
         Command::Learn(a) => learn::run(a),
         Command::Train(a) => train::run(a),
+        Command::Run(a) => run::run(a),
         Command::Eval(a) => eval::run(a),
         Command::Play(a) => play::run(a),
         Command::Engine(a) => engine::run(a),

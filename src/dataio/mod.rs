@@ -2,3 +2,4 @@
 
 pub mod records;
 pub mod shard;
+pub mod store;

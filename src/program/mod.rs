@@ -2,6 +2,7 @@
 
 pub mod analyze;
 pub mod elo;
+pub mod fleet;
 pub mod game;
 pub mod players;
 pub mod random_games;
