@@ -326,4 +326,8 @@ fn corrupt_and_stray_shards_are_set_aside_not_trained_on() {
     // LATEST still points at generation 0, not finished: workers keep going.
     let latest = layout::Latest::parse(&store.get(layout::LATEST).unwrap(), "LATEST").unwrap();
     assert_eq!((latest.generation, latest.finished), (0, false));
+    // `bao run status` counts both objects as stray instead of failing on the short header.
+    let status = bao::program::fleet::status::run_status(&store).unwrap();
+    assert_eq!(status.stray_objects, 2);
+    assert!(status.generations.get(&0).map_or(true, |g| g.shards == 0), "{:?}", status.generations);
 }

@@ -64,7 +64,11 @@ pub fn run_status(store: &Store) -> anyhow::Result<RunStatus> {
             continue;
         };
         let header = store.get_range(&e.key, 0..HEADER_LEN as u64)?;
-        let count = u64::from_le_bytes(header[24..32].try_into().expect("8 bytes"));
+        // A truncated object under a shard's name is stray, not a reason to stop the report.
+        let Some(count) = header.get(24..32).and_then(|b| b.try_into().ok()).map(u64::from_le_bytes) else {
+            st.stray_objects += 1;
+            continue;
+        };
         let g = st.generations.entry(name.generation).or_default();
         g.shards += 1;
         g.samples += count;
