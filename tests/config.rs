@@ -30,3 +30,20 @@ fn missing_file_is_named() {
     let err = format!("{:#}", bao::config::load_toml::<NetConfig>(std::path::Path::new("no/such.toml")).unwrap_err());
     assert!(err.contains("no/such.toml"), "{err}");
 }
+
+/// Every run config the project ships (configs/*.toml) parses and validates, baselines included,
+/// so a typo in one fails here and not an hour into a run.
+#[test]
+fn shipped_run_configs_load() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/configs");
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            bao::program::train::RunConfig::load(&path).unwrap_or_else(|e| panic!("{e:#}"));
+            names.push(path.file_name().unwrap().to_string_lossy().into_owned());
+        }
+    }
+    names.sort();
+    assert_eq!(names, ["kiswahili-continue.toml", "kiswahili.toml", "kujifunza-quick.toml", "kujifunza.toml"]);
+}
