@@ -87,10 +87,16 @@ fn a_new_run_can_start_from_a_checkpoint() {
     let tmp = tempfile::tempdir().unwrap();
     let one = write_config(tmp.path(), &CONFIG.replace("generations = 2", "generations = 1"));
     let first = tmp.path().join("first");
-    train(&one, &first, None).unwrap();
+    let fresh = train(&one, &first, None).unwrap();
     let init = first.join("models/gen-000001.safetensors");
     let second = tmp.path().join("second");
-    train(&one, &second, Some(&init)).unwrap();
+    let from_init = train(&one, &second, Some(&init)).unwrap();
+    // A random network trains after one round of self-play (8 games, at most 8 x 60 plies, so
+    // fewer than window_min = 500 positions); a trained one first fills its window.
+    assert_eq!(fresh[0].selfplay_games, 8);
+    assert!(fresh[0].selfplay_positions < 500, "{}", fresh[0].selfplay_positions);
+    assert!(from_init[0].selfplay_positions >= 500, "{}", from_init[0].selfplay_positions);
+    assert!(from_init[0].selfplay_games >= 16 && from_init[0].selfplay_games % 8 == 0, "{}", from_init[0].selfplay_games);
     // Generation 0 of the new run is the init checkpoint: same weights, its step count, and
     // its name recorded as the parent.
     let a = std::fs::read(&init).unwrap();

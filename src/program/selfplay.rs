@@ -174,6 +174,23 @@ impl SelfplayStats {
     pub fn forward_share(&self) -> f64 {
         self.forward_secs / self.wall_secs.max(1e-9)
     }
+
+    /// Adds the figures of a further run (into the same directory) to these.
+    pub fn absorb(&mut self, more: SelfplayStats) {
+        self.games += more.games;
+        self.unfinished += more.unfinished;
+        self.south_wins += more.south_wins;
+        self.plies += more.plies;
+        self.positions += more.positions;
+        self.simulations += more.simulations;
+        self.evaluations += more.evaluations;
+        self.evaluator_calls += more.evaluator_calls;
+        self.fill_sum += more.fill_sum;
+        self.wall_secs += more.wall_secs;
+        self.forward_secs += more.forward_secs;
+        self.shards.extend(more.shards);
+        self.record_files.extend(more.record_files);
+    }
 }
 
 /// The seed of game `game_id` in a run seeded with `seed` (SplitMix64 of both).
