@@ -342,6 +342,10 @@ fn generation(config: &RunConfig, dir: &RunDir, g: u32, learner: &mut Learner, s
     // holds `window_min` positions. A random network has nothing to lose and starts at once.
     if g == 1 && state.init.is_some() {
         while (stats.positions as usize) < config.train.window_min {
+            eprintln!(
+                "  generation 1 of a run from --init: {} of window_min = {} positions, playing on",
+                stats.positions, config.train.window_min
+            );
             sp.selfplay.seed = sp.selfplay.seed.wrapping_add(0x9e37_79b9);
             let more = run_selfplay(&sp, &mut evaluator, config.train.games_per_generation, &data, true)?;
             anyhow::ensure!(more.positions > 0, "self-play of generation {g} wrote no training samples");
