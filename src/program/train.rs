@@ -45,7 +45,8 @@ pub struct TrainConfig {
     /// Self-play games per generation.
     pub games_per_generation: usize,
     /// Window of the newest positions trained on: `window_min` at first, growing by
-    /// `window_growth` per generation up to `window_max` (KataGo-style).
+    /// `window_growth` per generation up to `window_max` (KataGo-style). A run started from a
+    /// checkpoint (`--init`) also plays generation 1 until it holds `window_min` positions.
     pub window_min: usize,
     pub window_growth: usize,
     pub window_max: usize,
