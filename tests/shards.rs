@@ -1,7 +1,7 @@
 //! Sample shards and game records: round trips and clear errors on damaged files.
 
 use bao::dataio::records::{parse_records, read_records, write_records, GameRecord, GameResult};
-use bao::dataio::shard::{decode_shard, encode_shard, list_shards, read_shard, Sample, ShardWriter};
+use bao::dataio::shard::{decode_shard, encode_shard, header_count, list_shards, read_shard, Sample, ShardWriter, HEADER_LEN};
 use bao::game::{After, Position, Variant, ACTIONS};
 
 fn sample(k: u32) -> Sample {
@@ -65,6 +65,10 @@ fn damaged_shards_give_clear_errors() {
     let mut version = bytes.clone();
     version[8] = 99;
     assert!(err(&version).contains("version"));
+    // The count alone, from a header's bytes (what `bao run status` reads of each object).
+    assert_eq!(header_count(&bytes[..HEADER_LEN]), Some(2));
+    assert_eq!(header_count(&bytes[..20]), None);
+    assert_eq!(header_count(&magic[..HEADER_LEN]), None);
     let missing = read_shard(std::path::Path::new("/nonexistent/x.shard")).unwrap_err();
     assert!(format!("{missing:#}").contains("/nonexistent/x.shard"));
 }

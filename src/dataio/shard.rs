@@ -144,6 +144,15 @@ pub fn encode_shard(variant: Variant, generation: u32, model: &str, samples: &[S
     out
 }
 
+/// The sample count a shard's header promises, read from its first bytes alone (a ranged
+/// read of an object, say); `None` when they are too short or lack the shard magic.
+pub fn header_count(header: &[u8]) -> Option<u64> {
+    if header.get(..8)? != MAGIC {
+        return None;
+    }
+    header.get(24..32)?.try_into().ok().map(u64::from_le_bytes)
+}
+
 /// Decodes a shard from bytes; errors say what is wrong (`what` names the source).
 pub fn decode_shard(bytes: &[u8], what: &str) -> anyhow::Result<Shard> {
     ensure!(bytes.len() >= HEADER_LEN + 4, "{what}: truncated ({} bytes, not a shard)", bytes.len());
@@ -161,7 +170,7 @@ pub fn decode_shard(bytes: &[u8], what: &str) -> anyhow::Result<Shard> {
         v => bail!("{what}: unknown variant code {v}"),
     };
     ensure!(u32_at(20) as usize == RECORD_LEN, "{what}: record size {} != {RECORD_LEN}", u32_at(20));
-    let count = u64::from_le_bytes(bytes[24..32].try_into().expect("8 bytes"));
+    let count = header_count(bytes).expect("length and magic checked above");
     let generation = u32_at(32);
     let name_len = u32_at(36) as usize;
     let expected = (count as u128) * RECORD_LEN as u128 + (HEADER_LEN + name_len + 4) as u128;

@@ -6,7 +6,7 @@ use std::fmt::Write;
 use super::layout::{self, Latest, ShardName};
 use super::lease::{self, Holder};
 use super::trainer::TrainerState;
-use crate::dataio::shard::HEADER_LEN;
+use crate::dataio::shard::{header_count, HEADER_LEN};
 use crate::dataio::store::Store;
 
 /// Shards played by one model generation.
@@ -64,8 +64,8 @@ pub fn run_status(store: &Store) -> anyhow::Result<RunStatus> {
             continue;
         };
         let header = store.get_range(&e.key, 0..HEADER_LEN as u64)?;
-        // A truncated object under a shard's name is stray, not a reason to stop the report.
-        let Some(count) = header.get(24..32).and_then(|b| b.try_into().ok()).map(u64::from_le_bytes) else {
+        // An object under a shard's name that is no shard is stray, not a reason to stop the report.
+        let Some(count) = header_count(&header) else {
             st.stray_objects += 1;
             continue;
         };
