@@ -13,7 +13,10 @@ fn main() {
     println!("cargo:rerun-if-env-changed=PATH");
 
     let (version, lib_dir) = match std::env::var("LIBTORCH") {
-        Ok(dir) => ("unknown (LIBTORCH set)".to_string(), PathBuf::from(dir).join("lib")),
+        Ok(dir) => (
+            "unknown (LIBTORCH set)".to_string(),
+            PathBuf::from(dir).join("lib"),
+        ),
         Err(_) => torch_from_python(),
     };
     println!("cargo:rustc-env=BAO_LIBTORCH_VERSION={version}");
@@ -43,5 +46,8 @@ fn torch_from_python() -> (String, PathBuf) {
     if version.split('+').next() != Some(TORCH_VERSION) {
         fail(&format!("found torch {version} instead"));
     }
-    (version.to_string(), PathBuf::from(lines.next().unwrap_or_default().trim()))
+    (
+        version.to_string(),
+        PathBuf::from(lines.next().unwrap_or_default().trim()),
+    )
 }

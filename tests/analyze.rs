@@ -7,7 +7,11 @@ use bao::game::{After, Position};
 const MODEL: &str = "models/kujifunza.safetensors";
 
 fn analyze(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_bao")).arg("analyze").args(args).output().expect("bao runs")
+    Command::new(env!("CARGO_BIN_EXE_bao"))
+        .arg("analyze")
+        .args(args)
+        .output()
+        .expect("bao runs")
 }
 
 /// The moves of `pos` that win at once (or leave the opponent without a move).
@@ -24,7 +28,8 @@ fn winning_moves(pos: &Position) -> Vec<String> {
 
 /// A Kujifunza position from the conformance sample with exactly one winning move among several.
 fn one_forced_win() -> (Position, String) {
-    let text = std::fs::read_to_string("tests/vectors/kujifunza-sample.jsonl").expect("vectors present");
+    let text =
+        std::fs::read_to_string("tests/vectors/kujifunza-sample.jsonl").expect("vectors present");
     text.lines()
         .filter_map(|line| {
             let v: serde_json::Value = serde_json::from_str(line).expect("vector line is JSON");
@@ -39,21 +44,47 @@ fn one_forced_win() -> (Position, String) {
 #[test]
 fn the_one_forced_win_is_on_top_and_proven() {
     let (pos, win) = one_forced_win();
-    let out = analyze(&["--position", &pos.to_json(), "--model", MODEL, "--sims", "64", "--json"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = analyze(&[
+        "--position",
+        &pos.to_json(),
+        "--model",
+        MODEL,
+        "--sims",
+        "64",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
     let a = &v["analysis"];
     assert_eq!(a["moves"][0]["notation"], win.as_str(), "{a}");
     assert_eq!(a["moves"][0]["proven_win"], true);
     assert_eq!(a["proven_win"], true);
-    assert_eq!(a["moves"].as_array().unwrap().len(), pos.legal_moves().len());
+    assert_eq!(
+        a["moves"].as_array().unwrap().len(),
+        pos.legal_moves().len()
+    );
     assert_eq!(a["pv"][0], win.as_str());
 
     // The text form lists it first too, with the verdict.
-    let out = analyze(&["--position", &pos.to_json(), "--model", MODEL, "--sims", "64"]);
+    let out = analyze(&[
+        "--position",
+        &pos.to_json(),
+        "--model",
+        MODEL,
+        "--sims",
+        "64",
+    ]);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("forced win"), "{text}");
-    let first = text.lines().skip_while(|l| !l.starts_with("move ")).nth(1).expect("a move line");
+    let first = text
+        .lines()
+        .skip_while(|l| !l.starts_with("move "))
+        .nth(1)
+        .expect("a move line");
     assert!(first.starts_with(&win) && first.contains("win"), "{text}");
 }
 
@@ -62,13 +93,37 @@ fn moves_from_the_start_and_search_overrides() {
     let start = Position::start(bao::game::Variant::Kujifunza);
     let first = start.legal_notations()[0].clone();
     let out = analyze(&[
-        "--variant", "kujifunza", "--moves", &first, "--model", MODEL, "--sims", "50", "--set", "c_puct=2.0", "--json",
+        "--variant",
+        "kujifunza",
+        "--moves",
+        &first,
+        "--model",
+        MODEL,
+        "--sims",
+        "50",
+        "--set",
+        "c_puct=2.0",
+        "--json",
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let After::Position(after) = start.parse_move(&first).unwrap().after else { panic!("the first move cannot win") };
-    assert_eq!(v["state"], serde_json::from_str::<serde_json::Value>(&after.to_json()).unwrap());
-    let visits: u64 = v["analysis"]["moves"].as_array().unwrap().iter().map(|m| m["visits"].as_u64().unwrap()).sum();
+    let After::Position(after) = start.parse_move(&first).unwrap().after else {
+        panic!("the first move cannot win")
+    };
+    assert_eq!(
+        v["state"],
+        serde_json::from_str::<serde_json::Value>(&after.to_json()).unwrap()
+    );
+    let visits: u64 = v["analysis"]["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["visits"].as_u64().unwrap())
+        .sum();
     assert_eq!(visits, v["analysis"]["simulations"].as_u64().unwrap());
     assert_eq!(v["analysis"]["simulations"], 50);
 }
@@ -76,16 +131,48 @@ fn moves_from_the_start_and_search_overrides() {
 #[test]
 fn bad_input_is_named() {
     let cases: [(&[&str], &str); 5] = [
-        (&["--position", "{\"variant\":\"kujifunza\"}", "--model", MODEL], "--position"),
-        (&["--variant", "kujifunza", "--moves", "Z9L", "--model", MODEL], "move 1 `Z9L`"),
+        (
+            &[
+                "--position",
+                "{\"variant\":\"kujifunza\"}",
+                "--model",
+                MODEL,
+            ],
+            "--position",
+        ),
+        (
+            &["--variant", "kujifunza", "--moves", "Z9L", "--model", MODEL],
+            "move 1 `Z9L`",
+        ),
         (&["--variant", "kiswahili", "--model", MODEL], "kujifunza"),
-        (&["--variant", "kujifunza", "--model", "no/such/model.safetensors"], "no/such/model.safetensors"),
-        (&["--variant", "kujifunza", "--model", MODEL, "--set", "c_pucd=2"], "c_pucd"),
+        (
+            &[
+                "--variant",
+                "kujifunza",
+                "--model",
+                "no/such/model.safetensors",
+            ],
+            "no/such/model.safetensors",
+        ),
+        (
+            &[
+                "--variant",
+                "kujifunza",
+                "--model",
+                MODEL,
+                "--set",
+                "c_pucd=2",
+            ],
+            "c_pucd",
+        ),
     ];
     for (args, needle) in cases {
         let out = analyze(args);
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{args:?} should fail");
-        assert!(err.contains(needle), "{args:?}: error should name `{needle}`:\n{err}");
+        assert!(
+            err.contains(needle),
+            "{args:?}: error should name `{needle}`:\n{err}"
+        );
     }
 }

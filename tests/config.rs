@@ -7,7 +7,10 @@ fn unknown_key_names_key_and_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("net.toml");
     std::fs::write(&path, "blocks = 2\nchannels = 16\nchanels = 3\n").unwrap();
-    let err = format!("{:#}", bao::config::load_toml::<NetConfig>(&path).unwrap_err());
+    let err = format!(
+        "{:#}",
+        bao::config::load_toml::<NetConfig>(&path).unwrap_err()
+    );
     assert!(err.contains("chanels"), "{err}");
     assert!(err.contains("net.toml"), "{err}");
 }
@@ -27,7 +30,10 @@ fn shipped_network_configs_parse() {
 
 #[test]
 fn missing_file_is_named() {
-    let err = format!("{:#}", bao::config::load_toml::<NetConfig>(std::path::Path::new("no/such.toml")).unwrap_err());
+    let err = format!(
+        "{:#}",
+        bao::config::load_toml::<NetConfig>(std::path::Path::new("no/such.toml")).unwrap_err()
+    );
     assert!(err.contains("no/such.toml"), "{err}");
 }
 
@@ -45,5 +51,13 @@ fn shipped_run_configs_load() {
         }
     }
     names.sort();
-    assert_eq!(names, ["kiswahili-continue.toml", "kiswahili.toml", "kujifunza-quick.toml", "kujifunza.toml"]);
+    assert_eq!(
+        names,
+        [
+            "kiswahili-continue.toml",
+            "kiswahili.toml",
+            "kujifunza-quick.toml",
+            "kujifunza.toml"
+        ]
+    );
 }

@@ -26,13 +26,21 @@ fn engine_answers_one_line_per_command_over_a_pipe() {
     assert_eq!(ask("variant kujifunza"), "ok");
     let start = Position::start(Variant::Kujifunza);
     let reply = ask("go");
-    let mv = reply.strip_prefix("bestmove ").unwrap_or_else(|| panic!("{reply}"));
+    let mv = reply
+        .strip_prefix("bestmove ")
+        .unwrap_or_else(|| panic!("{reply}"));
     assert!(start.parse_move(mv).is_ok());
     assert!(ask("position startpos moves Z9Z").starts_with("error "));
     assert!(ask("gibberish").starts_with("error unknown command"));
-    assert_eq!(ask(&format!("position json {} moves {mv}", start.to_json())), "ok");
+    assert_eq!(
+        ask(&format!("position json {} moves {mv}", start.to_json())),
+        "ok"
+    );
     let reply = ask("go depth 1");
-    assert!(reply.starts_with("bestmove a") || reply.starts_with("bestmove b"), "{reply}");
+    assert!(
+        reply.starts_with("bestmove a") || reply.starts_with("bestmove b"),
+        "{reply}"
+    );
     writeln!(stdin, "quit").unwrap();
     drop(stdin);
     assert!(child.wait().unwrap().success());
@@ -40,7 +48,10 @@ fn engine_answers_one_line_per_command_over_a_pipe() {
 
 #[test]
 fn engine_refuses_a_bad_spec() {
-    let out = Command::new(env!("CARGO_BIN_EXE_bao")).args(["engine", "alphabeta:depht=3"]).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_bao"))
+        .args(["engine", "alphabeta:depht=3"])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("unknown option `depht`"), "{err}");

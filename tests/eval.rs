@@ -5,6 +5,7 @@ use bao::program::players::alphabeta::{AlphaBeta, WIN};
 use bao::program::players::{self, Limits, PlayerSpec};
 use bao::program::sprt::{Sprt, SprtDecision};
 use bao::program::tournament::{self, run_match, GameEnd, TournamentConfig};
+use bao::search::Clock;
 
 fn spec(s: &str) -> PlayerSpec {
     s.parse().unwrap_or_else(|e| panic!("{e}"))
@@ -12,7 +13,11 @@ fn spec(s: &str) -> PlayerSpec {
 
 fn wins_at_once(pos: &Position) -> Vec<String> {
     let me = pos.to_move();
-    pos.legal_moves().iter().filter(|lm| matches!(lm.after, After::Won(_))).map(|lm| lm.notation(me)).collect()
+    pos.legal_moves()
+        .iter()
+        .filter(|lm| matches!(lm.after, After::Won(_)))
+        .map(|lm| lm.notation(me))
+        .collect()
 }
 
 /// Whether the side to move can force a win within `plies` of its own plies and the replies
@@ -36,11 +41,17 @@ fn forced_win(pos: &Position, plies: u32) -> bool {
 }
 
 /// Positions along seeded random games of `variant` where `pick` holds, up to `want` of them.
-fn positions_where(variant: Variant, want: usize, pick: impl Fn(&Position) -> bool) -> Vec<Position> {
+fn positions_where(
+    variant: Variant,
+    want: usize,
+    pick: impl Fn(&Position) -> bool,
+) -> Vec<Position> {
     let mut found = Vec::new();
     let mut state = 7u64;
     let mut next = move |n: usize| {
-        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (state >> 33) as usize % n
     };
     'games: for _game in 0..400 {
@@ -77,8 +88,12 @@ fn alphabeta_finds_a_win_at_depth_1() {
         for pos in found {
             let winning = wins_at_once(&pos);
             let mut ab = AlphaBeta::new(1);
-            let r = ab.search(&pos, 1, None).unwrap();
-            assert!(winning.contains(&r.best.notation(pos.to_move())), "{:?} not in {winning:?}\n{pos}", r.best);
+            let r = ab.search(&pos, 1, &Clock::unlimited()).unwrap();
+            assert!(
+                winning.contains(&r.best.notation(pos.to_move())),
+                "{:?} not in {winning:?}\n{pos}",
+                r.best
+            );
             assert_eq!(r.score, WIN - 1);
             // Through the player interface as well.
             let mut p = players::build(&spec("alphabeta:depth=1"), variant, 0).unwrap();
@@ -93,19 +108,33 @@ fn alphabeta_finds_a_win_at_depth_1() {
 fn alphabeta_finds_a_forced_win_at_depth_3_that_depth_1_cannot_see() {
     // No win at once, but a move after which every reply allows a win at once.
     for variant in Variant::ALL {
-        for pos in positions_where(variant, 3, |p| wins_at_once(p).is_empty() && forced_win(p, 3)) {
-            let r = AlphaBeta::new(1).search(&pos, 3, None).unwrap();
+        for pos in positions_where(variant, 3, |p| {
+            wins_at_once(p).is_empty() && forced_win(p, 3)
+        }) {
+            let r = AlphaBeta::new(1)
+                .search(&pos, 3, &Clock::unlimited())
+                .unwrap();
             assert_eq!(r.score, WIN - 3, "depth 3 sees the win in 3 plies\n{pos}");
             // The chosen move really forces the win.
-            let After::Position(p) = r.best.after else { panic!("no win at once here") };
+            let After::Position(p) = r.best.after else {
+                panic!("no win at once here")
+            };
             let replies = p.legal_moves();
             assert!(
-                replies.iter().all(|x| matches!(x.after, After::Position(q) if !wins_at_once(&q).is_empty())),
+                replies
+                    .iter()
+                    .all(|x| matches!(x.after, After::Position(q) if !wins_at_once(&q).is_empty())),
                 "{pos}"
             );
-            assert_eq!(r.pv.len(), if replies.is_empty() { 1 } else { 3 }, "the line shows the win");
+            assert_eq!(
+                r.pv.len(),
+                if replies.is_empty() { 1 } else { 3 },
+                "the line shows the win"
+            );
             // Depth 1 cannot know it.
-            let shallow = AlphaBeta::new(1).search(&pos, 1, None).unwrap();
+            let shallow = AlphaBeta::new(1)
+                .search(&pos, 1, &Clock::unlimited())
+                .unwrap();
             assert!(shallow.score < WIN - 1000);
         }
     }
@@ -113,25 +142,49 @@ fn alphabeta_finds_a_forced_win_at_depth_3_that_depth_1_cannot_see() {
 
 #[test]
 fn greedy_beats_random_clearly() {
-    let r = run_match(Variant::Kujifunza, &spec("greedy"), &spec("random"), 60, 400, 11, false).unwrap();
+    let r = run_match(
+        Variant::Kujifunza,
+        &spec("greedy"),
+        &spec("random"),
+        60,
+        400,
+        11,
+        false,
+    )
+    .unwrap();
     assert_eq!(r.a_wins + r.b_wins + r.unfinished, 60);
     assert_eq!(r.forfeits, 0);
     let score = r.score.unwrap();
     assert!(score > 0.75, "greedy scored only {score:.2}: {r:?}");
     let (lo, _) = r.elo_ci95.unwrap();
-    assert!(lo > 0.0, "greedy's Elo over random is clearly positive: {r:?}");
+    assert!(
+        lo > 0.0,
+        "greedy's Elo over random is clearly positive: {r:?}"
+    );
 }
 
 #[test]
 fn alphabeta_beats_greedy() {
-    let r = run_match(Variant::Kujifunza, &spec("alphabeta:depth=3"), &spec("greedy"), 10, 400, 5, false).unwrap();
+    let r = run_match(
+        Variant::Kujifunza,
+        &spec("alphabeta:depth=3"),
+        &spec("greedy"),
+        10,
+        400,
+        5,
+        false,
+    )
+    .unwrap();
     assert!(r.score.unwrap() >= 0.7, "{r:?}");
 }
 
 #[test]
 fn tournament_reports_ratings_json_and_plot() {
-    let mut config =
-        TournamentConfig::new(Variant::Kujifunza, vec![spec("greedy"), spec("random"), spec("alphabeta:depth=1")], 6);
+    let mut config = TournamentConfig::new(
+        Variant::Kujifunza,
+        vec![spec("greedy"), spec("random"), spec("alphabeta:depth=1")],
+        6,
+    );
     config.threads = 2;
     let r = tournament::run_tournament(&config).unwrap();
     assert_eq!(r.pairs.len(), 3);
@@ -145,22 +198,34 @@ fn tournament_reports_ratings_json_and_plot() {
         assert!(lo <= p.a_win_rate.unwrap() && p.a_win_rate.unwrap() <= hi);
     }
     let table = tournament::format_table(&r);
-    assert!(table.contains("alphabeta:depth=1") && table.contains("Elo anchored at random"), "{table}");
+    assert!(
+        table.contains("alphabeta:depth=1") && table.contains("Elo anchored at random"),
+        "{table}"
+    );
 
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("results.json");
     tournament::write_json(&r, &json).unwrap();
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(v["ratings"].as_array().unwrap().len(), 3);
     assert_eq!(v["games"].as_array().unwrap().len(), 18);
     assert!(v["pairs"][0]["a_win_rate_ci95"].is_array());
     let svg = tournament::elo_svg(&r).unwrap();
-    assert!(svg.contains("<svg") && svg.contains("random"), "{}", &svg[..svg.len().min(400)]);
+    assert!(
+        svg.contains("<svg") && svg.contains("random"),
+        "{}",
+        &svg[..svg.len().min(400)]
+    );
 }
 
 #[test]
 fn sprt_stops_a_lopsided_match_early() {
-    let mut config = TournamentConfig::new(Variant::Kujifunza, vec![spec("greedy"), spec("random")], 400);
+    let mut config = TournamentConfig::new(
+        Variant::Kujifunza,
+        vec![spec("greedy"), spec("random")],
+        400,
+    );
     config.sprt = Some(Sprt::new(0.0, 100.0).unwrap());
     config.threads = 2;
     let r = tournament::run_tournament(&config).unwrap();
@@ -172,7 +237,9 @@ fn sprt_stops_a_lopsided_match_early() {
 #[test]
 fn an_external_engine_plays_a_full_match() {
     let exe = env!("CARGO_BIN_EXE_bao");
-    let ext = spec(&format!("ext:\"{exe} engine greedy --seed 3\":name=ext-greedy"));
+    let ext = spec(&format!(
+        "ext:\"{exe} engine greedy --seed 3\":name=ext-greedy"
+    ));
     assert_eq!(ext.display_name(), "ext-greedy");
     // One worker, so the engine's own random tie-breaks are reproducible.
     let mut config = TournamentConfig::new(Variant::Kujifunza, vec![ext, spec("random")], 6);
@@ -184,16 +251,30 @@ fn an_external_engine_plays_a_full_match() {
         assert!(g.plies > config.opening_plies);
     }
     assert_eq!(r.players[0], "ext-greedy");
-    assert!(r.pairs[0].a_wins >= 3, "greedy through the engine beats random: {:?}", r.pairs[0]);
+    assert!(
+        r.pairs[0].a_wins >= 3,
+        "greedy through the engine beats random: {:?}",
+        r.pairs[0]
+    );
 }
 
 #[test]
 fn a_crashing_external_engine_fails_cleanly() {
-    let err = players::build(&spec("ext:\"/no/such/engine\""), Variant::Kujifunza, 0).err().unwrap();
-    assert!(format!("{err:#}").contains("cannot start engine"), "{err:#}");
+    let err = players::build(&spec("ext:\"/no/such/engine\""), Variant::Kujifunza, 0)
+        .err()
+        .unwrap();
+    assert!(
+        format!("{err:#}").contains("cannot start engine"),
+        "{err:#}"
+    );
     // An engine that answers nonsense to `variant`.
     // (It may exit before reading, so the error is the answer or the closed pipe.)
-    let err = players::build(&spec("ext:\"echo hello\""), Variant::Kujifunza, 0).err().unwrap();
+    let err = players::build(&spec("ext:\"echo hello\""), Variant::Kujifunza, 0)
+        .err()
+        .unwrap();
     let msg = format!("{err:#}");
-    assert!(msg.contains("answered `hello`") || msg.contains("closed its input"), "{msg}");
+    assert!(
+        msg.contains("answered `hello`") || msg.contains("closed its input"),
+        "{msg}"
+    );
 }

@@ -62,7 +62,11 @@ fn fleet_in_threads(root: &str) {
     for w in workers {
         let s = w.join().unwrap();
         assert!(s.stopped.contains("finished"), "{}", s.stopped);
-        assert!(s.generations.windows(2).all(|g| g[0] < g[1]), "{:?}", s.generations);
+        assert!(
+            s.generations.windows(2).all(|g| g[0] < g[1]),
+            "{:?}",
+            s.generations
+        );
         first.extend(s.generations.first().copied());
     }
     assert!(first.contains(&0), "someone played generation 0: {first:?}");
@@ -97,7 +101,11 @@ fn workers_and_a_trainer_reach_generation_two_in_a_directory() {
     // Nothing half-written lies around on disk either.
     for e in walk(&dir.path().join("root")) {
         let name = e.file_name().unwrap().to_string_lossy().to_string();
-        assert!(!name.contains('#') && !name.ends_with(".tmp"), "staging file {}", e.display());
+        assert!(
+            !name.contains('#') && !name.ends_with(".tmp"),
+            "staging file {}",
+            e.display()
+        );
     }
 }
 
@@ -134,12 +142,20 @@ fn a_trainer_needs_a_config_to_start_and_the_same_config_to_go_on() {
     opts.config = Some(write_config(dir.path()));
     assert_eq!(run_trainer(&store, &opts).unwrap().generation, 0);
     let other = dir.path().join("other.toml");
-    std::fs::write(&other, RUN_TOML.replace("batch_size = 16", "batch_size = 32")).unwrap();
+    std::fs::write(
+        &other,
+        RUN_TOML.replace("batch_size = 16", "batch_size = 32"),
+    )
+    .unwrap();
     opts.config = Some(other);
     let e = run_trainer(&store, &opts).unwrap_err().to_string();
     assert!(e.contains("differs"), "{e}");
     let generations = dir.path().join("more.toml");
-    std::fs::write(&generations, RUN_TOML.replace("generations = 2", "generations = 5")).unwrap();
+    std::fs::write(
+        &generations,
+        RUN_TOML.replace("generations = 2", "generations = 5"),
+    )
+    .unwrap();
     opts.config = Some(generations);
     assert_eq!(run_trainer(&store, &opts).unwrap().generation, 0);
 }
@@ -154,7 +170,12 @@ fn bao() -> Command {
 
 fn spawn(args: &[&str], log: &Path) -> Child {
     let out = std::fs::File::create(log).unwrap();
-    bao().args(args).stdout(out.try_clone().unwrap()).stderr(out).spawn().unwrap()
+    bao()
+        .args(args)
+        .stdout(out.try_clone().unwrap())
+        .stderr(out)
+        .spawn()
+        .unwrap()
 }
 
 fn wait_until(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
@@ -169,12 +190,19 @@ fn wait_ok(mut child: Child, what: &str, log: &Path, limit: Duration) {
     let t = Instant::now();
     loop {
         if let Some(status) = child.try_wait().unwrap() {
-            assert!(status.success(), "{what} failed: {}", std::fs::read_to_string(log).unwrap_or_default());
+            assert!(
+                status.success(),
+                "{what} failed: {}",
+                std::fs::read_to_string(log).unwrap_or_default()
+            );
             return;
         }
         if t.elapsed() > limit {
             let _ = child.kill();
-            panic!("{what} did not finish: {}", std::fs::read_to_string(log).unwrap_or_default());
+            panic!(
+                "{what} did not finish: {}",
+                std::fs::read_to_string(log).unwrap_or_default()
+            );
         }
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -191,27 +219,69 @@ fn killed_trainer_resumes_second_trainer_is_refused_killed_worker_leaves_nothing
     let log = |n: &str| dir.path().join(n);
     let store = Store::open(r).unwrap();
 
-    let trainer = spawn(&["learn", "--data", r, "--config", config.to_str().unwrap(), "--generations", "1000", "--quiet"], &log("t1"));
+    let trainer = spawn(
+        &[
+            "learn",
+            "--data",
+            r,
+            "--config",
+            config.to_str().unwrap(),
+            "--generations",
+            "1000",
+            "--quiet",
+        ],
+        &log("t1"),
+    );
     let worker_args = |id: &'static str| {
-        vec!["selfplay", "--model", &model, "--out", r, "--worker-id", id, "--cache", cache.to_str().unwrap(), "--quiet", "--max-time", "240s"]
-            .into_iter()
-            .map(String::from)
-            .collect::<Vec<_>>()
+        vec![
+            "selfplay",
+            "--model",
+            &model,
+            "--out",
+            r,
+            "--worker-id",
+            id,
+            "--cache",
+            cache.to_str().unwrap(),
+            "--quiet",
+            "--max-time",
+            "240s",
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect::<Vec<_>>()
     };
-    let w0 = bao().args(worker_args("w0")).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let w0 = bao()
+        .args(worker_args("w0"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     // A worker killed at some point of its work leaves only whole shards behind.
-    let mut w1 = spawn(&worker_args("w1").iter().map(String::as_str).collect::<Vec<_>>(), &log("w1"));
+    let mut w1 = spawn(
+        &worker_args("w1")
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+        &log("w1"),
+    );
     std::thread::sleep(Duration::from_millis(1500));
     w1.kill().unwrap();
     w1.wait().unwrap();
 
     wait_until("generation 1", Duration::from_secs(120), || {
-        TrainerState::read(&store).ok().flatten().is_some_and(|s| s.generation >= 1)
+        TrainerState::read(&store)
+            .ok()
+            .flatten()
+            .is_some_and(|s| s.generation >= 1)
     });
     // A second trainer on the same root fails fast while the first one lives (it cannot have
     // finished: its target is far away).
     let t = Instant::now();
-    let second = bao().args(["learn", "--data", r, "--quiet"]).output().unwrap();
+    let second = bao()
+        .args(["learn", "--data", r, "--quiet"])
+        .output()
+        .unwrap();
     assert!(!second.status.success());
     let err = String::from_utf8_lossy(&second.stderr);
     assert!(err.contains("another trainer holds"), "{err}");
@@ -223,24 +293,55 @@ fn killed_trainer_resumes_second_trainer_is_refused_killed_worker_leaves_nothing
     trainer.wait().unwrap();
     let killed_at = TrainerState::read(&store).unwrap().unwrap().generation;
     assert!(killed_at >= 1);
-    let resumed = spawn(&["learn", "--data", r, "--generations", &(killed_at + 1).to_string(), "--quiet"], &log("t2"));
-    wait_ok(resumed, "resumed trainer", &log("t2"), Duration::from_secs(180));
+    let resumed = spawn(
+        &[
+            "learn",
+            "--data",
+            r,
+            "--generations",
+            &(killed_at + 1).to_string(),
+            "--quiet",
+        ],
+        &log("t2"),
+    );
+    wait_ok(
+        resumed,
+        "resumed trainer",
+        &log("t2"),
+        Duration::from_secs(180),
+    );
     let text = std::fs::read_to_string(log("t2")).unwrap();
-    assert!(text.contains(&format!("resumed {r} at generation {killed_at}")), "{text}");
+    assert!(
+        text.contains(&format!("resumed {r} at generation {killed_at}")),
+        "{text}"
+    );
 
     let out = w0.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stdout).contains("run finished"));
     check_run(&store, killed_at + 1);
 
     let status = bao().args(["run", "status", r]).output().unwrap();
     assert!(status.status.success());
     let text = String::from_utf8_lossy(&status.stdout);
-    assert!(text.contains(&format!("LATEST: generation {}", killed_at + 1)) && text.contains("w0:"), "{text}");
-    let table = bao().args(["run", "status", r, "--table"]).output().unwrap();
+    assert!(
+        text.contains(&format!("LATEST: generation {}", killed_at + 1)) && text.contains("w0:"),
+        "{text}"
+    );
+    let table = bao()
+        .args(["run", "status", r, "--table"])
+        .output()
+        .unwrap();
     let table = String::from_utf8_lossy(&table.stdout);
     let listed = store.list(layout::SHARDS).unwrap().len() as u64;
-    let shards: u64 = table.lines().map(|l| l.split(' ').nth(1).unwrap().parse::<u64>().unwrap()).sum();
+    let shards: u64 = table
+        .lines()
+        .map(|l| l.split(' ').nth(1).unwrap().parse::<u64>().unwrap())
+        .sum();
     assert_eq!(shards, listed, "{table}");
 }
 
@@ -258,7 +359,10 @@ fn storage_errors_are_retried_then_exit_non_zero() {
         .unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("cannot read s3://bucket/run/run.toml"), "{err}");
+    assert!(
+        err.contains("cannot read s3://bucket/run/run.toml"),
+        "{err}"
+    );
     assert!(t.elapsed() < Duration::from_secs(60));
 }
 
@@ -268,31 +372,99 @@ fn local_selfplay_and_learn_still_work_and_urls_need_fleet_mode() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let out = bao()
-        .args(["selfplay", "--games", "2", "--out", data.to_str().unwrap(), "--quiet"])
-        .args(["--set", "variant=\"kujifunza\"", "--set", "selfplay.games_in_flight=2", "--set", "selfplay.sims=4"])
-        .args(["--set", "selfplay.cheap_sims=2", "--set", "selfplay.max_plies=20"])
+        .args([
+            "selfplay",
+            "--games",
+            "2",
+            "--out",
+            data.to_str().unwrap(),
+            "--quiet",
+        ])
+        .args([
+            "--set",
+            "variant=\"kujifunza\"",
+            "--set",
+            "selfplay.games_in_flight=2",
+            "--set",
+            "selfplay.sims=4",
+        ])
+        .args([
+            "--set",
+            "selfplay.cheap_sims=2",
+            "--set",
+            "selfplay.max_plies=20",
+        ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let model = dir.path().join("m.safetensors");
-    let net = Network::new(&NetConfig::preset("tiny").unwrap(), bao::game::Variant::Kujifunza, tch::Device::Cpu).unwrap();
+    let net = Network::new(
+        &NetConfig::preset("tiny").unwrap(),
+        bao::game::Variant::Kujifunza,
+        tch::Device::Cpu,
+    )
+    .unwrap();
     net.save(&model, &Default::default()).unwrap();
     let trained = dir.path().join("t.safetensors");
     let out = bao()
-        .args(["learn", "--data", data.to_str().unwrap(), "--model", model.to_str().unwrap(), "--steps", "2"])
-        .args(["--batch-size", "8", "--device", "cpu", "--out", trained.to_str().unwrap()])
+        .args([
+            "learn",
+            "--data",
+            data.to_str().unwrap(),
+            "--model",
+            model.to_str().unwrap(),
+            "--steps",
+            "2",
+        ])
+        .args([
+            "--batch-size",
+            "8",
+            "--device",
+            "cpu",
+            "--out",
+            trained.to_str().unwrap(),
+        ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(trained.exists());
 
-    let out = bao().args(["selfplay", "--games", "1", "--out", "memory://x/run"]).output().unwrap();
+    let out = bao()
+        .args(["selfplay", "--games", "1", "--out", "memory://x/run"])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("fleet mode"));
-    let out = bao().args(["selfplay", "--model", "memory://x/run/models/LATEST", "--out", "memory://x/other"]).output().unwrap();
+    let out = bao()
+        .args([
+            "selfplay",
+            "--model",
+            "memory://x/run/models/LATEST",
+            "--out",
+            "memory://x/other",
+        ])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("must be the run root"));
-    let out = bao().args(["learn", "--data", "s3://b/r", "--model", model.to_str().unwrap()]).output().unwrap();
+    let out = bao()
+        .args([
+            "learn",
+            "--data",
+            "s3://b/r",
+            "--model",
+            model.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("drop --model"));
 }
@@ -321,7 +493,11 @@ fn corrupt_and_stray_shards_are_set_aside_not_trained_on() {
     let state = TrainerState::read(&store).unwrap().unwrap();
     assert_eq!(state.rejected.len(), 1);
     assert_eq!(state.rejected[0].0, bad);
-    assert!(state.rejected[0].1.contains("not a shard"), "{:?}", state.rejected);
+    assert!(
+        state.rejected[0].1.contains("not a shard"),
+        "{:?}",
+        state.rejected
+    );
     assert!(state.consumed.is_empty());
     // LATEST still points at generation 0, not finished: workers keep going.
     let latest = layout::Latest::parse(&store.get(layout::LATEST).unwrap(), "LATEST").unwrap();
@@ -329,5 +505,9 @@ fn corrupt_and_stray_shards_are_set_aside_not_trained_on() {
     // `bao run status` counts both objects as stray instead of failing on the short header.
     let status = bao::program::fleet::status::run_status(&store).unwrap();
     assert_eq!(status.stray_objects, 2);
-    assert!(status.generations.get(&0).map_or(true, |g| g.shards == 0), "{:?}", status.generations);
+    assert!(
+        status.generations.get(&0).map_or(true, |g| g.shards == 0),
+        "{:?}",
+        status.generations
+    );
 }

@@ -26,8 +26,12 @@ fn script() -> String {
 fn processes_mentioning(needle: &str) -> Vec<(u32, String)> {
     let mut out = Vec::new();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else { continue };
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
         let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
         if cmd.contains(needle) && pid != std::process::id() {
             out.push((pid, cmd));
@@ -43,19 +47,27 @@ struct Cluster<'a> {
 
 impl Drop for Cluster<'_> {
     fn drop(&mut self) {
-        let _ = Command::new(python()).args([&script(), "down", "--state", self.state.to_str().unwrap()]).status();
+        let _ = Command::new(python())
+            .args([&script(), "down", "--state", self.state.to_str().unwrap()])
+            .status();
     }
 }
 
 #[test]
 fn a_two_node_ray_cluster_runs_two_generations_through_a_killed_worker() {
-    let probe = Command::new(python()).args(["-c", "import ray"]).stderr(Stdio::null()).status();
+    let probe = Command::new(python())
+        .args(["-c", "import ray"])
+        .stderr(Stdio::null())
+        .status();
     if !probe.is_ok_and(|s| s.success()) {
         if std::env::var("BAO_SKIP_RAY_TEST").is_ok_and(|v| v == "1") {
             eprintln!("skipped: BAO_SKIP_RAY_TEST=1 and no Ray for {}", python());
             return;
         }
-        panic!("Ray is not installed for `{}`: run scripts/setup.sh (or set BAO_SKIP_RAY_TEST=1)", python());
+        panic!(
+            "Ray is not installed for `{}`: run scripts/setup.sh (or set BAO_SKIP_RAY_TEST=1)",
+            python()
+        );
     }
     let dir = tempfile::tempdir().unwrap();
     let tag = dir.path().to_str().unwrap().to_string();
@@ -63,23 +75,63 @@ fn a_two_node_ray_cluster_runs_two_generations_through_a_killed_worker() {
     let root = dir.path().join("root");
     let config = common::write_config(dir.path());
     // A free port on the head's address.
-    let port = std::net::TcpListener::bind("127.0.0.2:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.2:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
 
     let up = Command::new(python())
-        .args([&script(), "local-up", "--nodes", "2", "--state", state.to_str().unwrap(), "--port", &port.to_string()])
+        .args([
+            &script(),
+            "local-up",
+            "--nodes",
+            "2",
+            "--state",
+            state.to_str().unwrap(),
+            "--port",
+            &port.to_string(),
+        ])
         .args(["--cpus-per-node", "2", "--timeout", "180"])
         .output()
         .unwrap();
     let _cluster = Cluster { state: &state };
-    assert!(up.status.success(), "local-up failed: {}", String::from_utf8_lossy(&up.stderr));
+    assert!(
+        up.status.success(),
+        "local-up failed: {}",
+        String::from_utf8_lossy(&up.stderr)
+    );
     let address = String::from_utf8_lossy(&up.stdout).trim().to_string();
     assert_eq!(address, format!("127.0.0.2:{port}"));
 
     let r = root.to_str().unwrap();
     let run = Command::new(python())
-        .args([&script(), "run", "--address", &address, "--state", state.to_str().unwrap(), "--root", r])
-        .args(["--workers", "2", "--config", config.to_str().unwrap(), "--bao", env!("CARGO_BIN_EXE_bao")])
-        .args(["--log-dir", dir.path().join("logs").to_str().unwrap(), "--timeout", "400", "--grace", "60"])
+        .args([
+            &script(),
+            "run",
+            "--address",
+            &address,
+            "--state",
+            state.to_str().unwrap(),
+            "--root",
+            r,
+        ])
+        .args([
+            "--workers",
+            "2",
+            "--config",
+            config.to_str().unwrap(),
+            "--bao",
+            env!("CARGO_BIN_EXE_bao"),
+        ])
+        .args([
+            "--log-dir",
+            dir.path().join("logs").to_str().unwrap(),
+            "--timeout",
+            "400",
+            "--grace",
+            "60",
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -89,22 +141,40 @@ fn a_two_node_ray_cluster_runs_two_generations_through_a_killed_worker() {
     let store = Store::open(r).unwrap();
     let t = Instant::now();
     let victim = loop {
-        assert!(t.elapsed() < Duration::from_secs(300), "no worker uploaded a shard");
-        let workers: Vec<(u32, String)> =
-            processes_mentioning(r).into_iter().filter(|(_, c)| c.contains(" selfplay ") && c.contains("-w0 ")).collect();
-        if !workers.is_empty() && store.list(layout::SHARDS).map(|l| !l.is_empty()).unwrap_or(false) {
+        assert!(
+            t.elapsed() < Duration::from_secs(300),
+            "no worker uploaded a shard"
+        );
+        let workers: Vec<(u32, String)> = processes_mentioning(r)
+            .into_iter()
+            .filter(|(_, c)| c.contains(" selfplay ") && c.contains("-w0 "))
+            .collect();
+        if !workers.is_empty()
+            && store
+                .list(layout::SHARDS)
+                .map(|l| !l.is_empty())
+                .unwrap_or(false)
+        {
             break workers[0].0;
         }
         std::thread::sleep(Duration::from_millis(200));
     };
-    assert!(Command::new("kill").args(["-9", &victim.to_string()]).status().unwrap().success());
+    assert!(Command::new("kill")
+        .args(["-9", &victim.to_string()])
+        .status()
+        .unwrap()
+        .success());
 
     let out = run.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "ray run failed: {stderr}");
     let report = String::from_utf8_lossy(&out.stdout);
-    let report: serde_json::Value = serde_json::from_str(report.lines().last().unwrap_or("")).unwrap();
-    assert!(report["restarts"]["worker0"].as_u64().unwrap_or(0) >= 1, "worker0 was not restarted: {report}\n{stderr}");
+    let report: serde_json::Value =
+        serde_json::from_str(report.lines().last().unwrap_or("")).unwrap();
+    assert!(
+        report["restarts"]["worker0"].as_u64().unwrap_or(0) >= 1,
+        "worker0 was not restarted: {report}\n{stderr}"
+    );
     assert_eq!(report["trainer_finished"], true);
 
     let state_now = common::check_run(&store, 2);
@@ -116,7 +186,10 @@ fn a_two_node_ray_cluster_runs_two_generations_through_a_killed_worker() {
         if left.is_empty() {
             break;
         }
-        assert!(t.elapsed() < Duration::from_secs(30), "processes left behind: {left:?}");
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "processes left behind: {left:?}"
+        );
         std::thread::sleep(Duration::from_millis(500));
     }
 }

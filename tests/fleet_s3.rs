@@ -23,13 +23,22 @@ fn start_s3(dir: &std::path::Path) -> String {
     let addr = listener.local_addr().unwrap();
     listener.set_nonblocking(true).unwrap();
     std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
         rt.block_on(async move {
             let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-            let http = hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new());
+            let http =
+                hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new());
             loop {
-                let Ok((socket, _)) = listener.accept().await else { continue };
-                let conn = http.serve_connection(hyper_util::rt::TokioIo::new(socket), service.clone()).into_owned();
+                let Ok((socket, _)) = listener.accept().await else {
+                    continue;
+                };
+                let conn = http
+                    .serve_connection(hyper_util::rt::TokioIo::new(socket), service.clone())
+                    .into_owned();
                 tokio::spawn(async move {
                     let _ = conn.await;
                 });
@@ -67,11 +76,23 @@ fn s3_store_and_a_fleet_run_through_s3() {
     assert_eq!(store.get("a/x").unwrap(), b"one");
     assert_eq!(store.get_opt("a/none").unwrap(), None);
     assert_eq!(store.put_immutable("a/imm", b"v1").unwrap(), Put::Created);
-    assert_eq!(store.put_immutable("a/imm", b"v1").unwrap(), Put::AlreadyThere);
-    assert!(store.put_immutable("a/imm", b"v2").unwrap_err().downcast_ref::<Conflict>().is_some());
+    assert_eq!(
+        store.put_immutable("a/imm", b"v1").unwrap(),
+        Put::AlreadyThere
+    );
+    assert!(store
+        .put_immutable("a/imm", b"v2")
+        .unwrap_err()
+        .downcast_ref::<Conflict>()
+        .is_some());
     assert_eq!(store.get("a/imm").unwrap(), b"v1");
     assert_eq!(store.get_range("a/x", 1..3).unwrap(), b"ne");
-    let keys: Vec<String> = store.list("a").unwrap().into_iter().map(|e| e.key).collect();
+    let keys: Vec<String> = store
+        .list("a")
+        .unwrap()
+        .into_iter()
+        .map(|e| e.key)
+        .collect();
     assert_eq!(keys, vec!["a/imm", "a/x"]);
     store.delete("a/x").unwrap();
     assert!(!store.exists("a/x").unwrap());
@@ -81,30 +102,79 @@ fn s3_store_and_a_fleet_run_through_s3() {
     let config = common::write_config(dir.path());
     let cache = dir.path().join("cache");
     let trainer = Command::new(env!("CARGO_BIN_EXE_bao"))
-        .args(["learn", "--data", root, "--config", config.to_str().unwrap(), "--generations", "1", "--quiet"])
+        .args([
+            "learn",
+            "--data",
+            root,
+            "--config",
+            config.to_str().unwrap(),
+            "--generations",
+            "1",
+            "--quiet",
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let worker = Command::new(env!("CARGO_BIN_EXE_bao"))
-        .args(["selfplay", "--model", &format!("{root}/models/LATEST"), "--out", root, "--worker-id", "s3w"])
-        .args(["--cache", cache.to_str().unwrap(), "--quiet", "--max-time", "300s", "--poll", "0.1"])
+        .args([
+            "selfplay",
+            "--model",
+            &format!("{root}/models/LATEST"),
+            "--out",
+            root,
+            "--worker-id",
+            "s3w",
+        ])
+        .args([
+            "--cache",
+            cache.to_str().unwrap(),
+            "--quiet",
+            "--max-time",
+            "300s",
+            "--poll",
+            "0.1",
+        ])
         .output()
         .unwrap();
-    assert!(worker.status.success(), "worker: {}", String::from_utf8_lossy(&worker.stderr));
+    assert!(
+        worker.status.success(),
+        "worker: {}",
+        String::from_utf8_lossy(&worker.stderr)
+    );
     assert!(String::from_utf8_lossy(&worker.stdout).contains("run finished at generation 1"));
     let trainer = trainer.wait_with_output().unwrap();
-    assert!(trainer.status.success(), "trainer: {}", String::from_utf8_lossy(&trainer.stderr));
+    assert!(
+        trainer.status.success(),
+        "trainer: {}",
+        String::from_utf8_lossy(&trainer.stderr)
+    );
 
     let store = Store::open(root).unwrap();
     let state = common::check_run(&store, 1);
     assert!(state.consumed.iter().all(|c| c.key.contains("/s3w-")));
     // The objects are plain files in the server's directory: nothing partial there either.
-    assert!(data.join("bucket/runs/one").join(layout::model_key(1)).exists());
-    let status = Command::new(env!("CARGO_BIN_EXE_bao")).args(["run", "status", root]).output().unwrap();
-    assert!(String::from_utf8_lossy(&status.stdout).contains("LATEST: generation 1 "), "{status:?}");
+    assert!(data
+        .join("bucket/runs/one")
+        .join(layout::model_key(1))
+        .exists());
+    let status = Command::new(env!("CARGO_BIN_EXE_bao"))
+        .args(["run", "status", root])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&status.stdout).contains("LATEST: generation 1 "),
+        "{status:?}"
+    );
     // A second trainer on a finished run with a live lease is not possible; a fresh one just
     // confirms the end.
-    let again = Command::new(env!("CARGO_BIN_EXE_bao")).args(["learn", "--data", root, "--quiet"]).output().unwrap();
-    assert!(again.status.success(), "{}", String::from_utf8_lossy(&again.stderr));
+    let again = Command::new(env!("CARGO_BIN_EXE_bao"))
+        .args(["learn", "--data", root, "--quiet"])
+        .output()
+        .unwrap();
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
 }

@@ -53,8 +53,15 @@ impl Session {
 }
 
 fn legal_moves(screen: &str) -> Vec<String> {
-    let line = screen.lines().rev().find(|l| l.starts_with("legal moves: ")).expect("legal moves shown");
-    line["legal moves: ".len()..].split_whitespace().map(str::to_string).collect()
+    let line = screen
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("legal moves: "))
+        .expect("legal moves shown");
+    line["legal moves: ".len()..]
+        .split_whitespace()
+        .map(str::to_string)
+        .collect()
 }
 
 #[test]
@@ -63,7 +70,14 @@ fn a_scripted_game_through_a_pipe_with_refusals_save_load_and_replay() {
     let file = dir.path().join("game.json");
     let file = file.to_str().unwrap();
 
-    let mut s = Session::start(&["--variant", "kujifunza", "--opponent", "greedy", "--side", "S"]);
+    let mut s = Session::start(&[
+        "--variant",
+        "kujifunza",
+        "--opponent",
+        "greedy",
+        "--side",
+        "S",
+    ]);
     let screen = s.until_prompt();
     assert!(screen.contains("You play South against greedy"), "{screen}");
     assert!(screen.contains("A1  A2"), "the board is shown:\n{screen}");
@@ -72,10 +86,19 @@ fn a_scripted_game_through_a_pipe_with_refusals_save_load_and_replay() {
     let r = s.send("hello");
     assert!(r.contains("refused: malformed move `hello`"), "{r}");
     let r = s.send("a1L");
-    assert!(r.contains("refused:") && r.contains("names a hole of N"), "{r}");
-    let illegal = ["A1L", "A1R", "B1L", "B8R", "A4L"].into_iter().find(|m| !first.contains(&m.to_string())).unwrap();
+    assert!(
+        r.contains("refused:") && r.contains("names a hole of N"),
+        "{r}"
+    );
+    let illegal = ["A1L", "A1R", "B1L", "B8R", "A4L"]
+        .into_iter()
+        .find(|m| !first.contains(&m.to_string()))
+        .unwrap();
     let r = s.send(illegal);
-    assert!(r.contains(&format!("refused: illegal move `{illegal}`")), "{r}");
+    assert!(
+        r.contains(&format!("refused: illegal move `{illegal}`")),
+        "{r}"
+    );
     assert!(s.send("save").contains("usage: save FILE"));
     let hint = s.send("hint");
     assert!(hint.contains("hint: "), "{hint}");
@@ -84,10 +107,17 @@ fn a_scripted_game_through_a_pipe_with_refusals_save_load_and_replay() {
     let mut screen = String::new();
     let mut mine = 0;
     for _ in 0..200 {
-        let moves = if mine == 0 { first.clone() } else { legal_moves(&screen) };
+        let moves = if mine == 0 {
+            first.clone()
+        } else {
+            legal_moves(&screen)
+        };
         screen = s.send(&moves[0].to_ascii_lowercase());
         mine += 1;
-        assert!(screen.contains("greedy: ") || screen.contains("Game over"), "{screen}");
+        assert!(
+            screen.contains("greedy: ") || screen.contains("Game over"),
+            "{screen}"
+        );
         if screen.contains("Game over") {
             break;
         }
@@ -97,7 +127,10 @@ fn a_scripted_game_through_a_pipe_with_refusals_save_load_and_replay() {
     assert!(r.contains("saved"), "{r}");
     let record = PlayRecord::load(std::path::Path::new(file)).unwrap();
     assert!(record.winner.is_some());
-    assert_eq!(record.players, vec!["human".to_string(), "greedy".to_string()]);
+    assert_eq!(
+        record.players,
+        vec!["human".to_string(), "greedy".to_string()]
+    );
     // Undo goes back to the human's turn; moves after the game are refused.
     let r = s.send("undo");
     assert!(r.contains("took back"), "{r}");
@@ -108,7 +141,10 @@ fn a_scripted_game_through_a_pipe_with_refusals_save_load_and_replay() {
     let mut s = Session::start(&["--variant", "kujifunza", "--opponent", "greedy"]);
     s.until_prompt();
     let r = s.send(&format!("load {file}"));
-    assert!(r.contains(&format!("loaded {} moves", record.moves.len())), "{r}");
+    assert!(
+        r.contains(&format!("loaded {} moves", record.moves.len())),
+        "{r}"
+    );
     assert!(r.contains("Game over"), "{r}");
     assert!(s.send("A1L").contains("refused: the game is over"));
     let r = s.send("load /no/such/file.json");
@@ -116,11 +152,21 @@ fn a_scripted_game_through_a_pipe_with_refusals_save_load_and_replay() {
     s.quit();
 
     // bao replay shows every position and the result.
-    let out = Command::new(env!("CARGO_BIN_EXE_bao")).args(["replay", file]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(env!("CARGO_BIN_EXE_bao"))
+        .args(["replay", file])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8(out.stdout).unwrap();
     assert_eq!(text.matches("plays ").count(), record.moves.len());
-    assert!(text.contains(&format!("{} wins", record.winner.as_ref().unwrap())), "{text}");
+    assert!(
+        text.contains(&format!("{} wins", record.winner.as_ref().unwrap())),
+        "{text}"
+    );
 }
 
 #[test]
@@ -129,7 +175,12 @@ fn short_forms_resolve_only_when_unambiguous() {
     let legal = pos.legal_notations();
     let m = &legal[0];
     assert_eq!(resolve_move(&pos, m).unwrap().notation(pos.to_move()), *m);
-    assert_eq!(resolve_move(&pos, &m.to_ascii_lowercase()).unwrap().notation(pos.to_move()), *m);
+    assert_eq!(
+        resolve_move(&pos, &m.to_ascii_lowercase())
+            .unwrap()
+            .notation(pos.to_move()),
+        *m
+    );
     // A hole with both directions legal is ambiguous without L/R.
     let hole = &m[..2];
     let both = legal.iter().filter(|x| x.starts_with(hole)).count();
@@ -154,5 +205,8 @@ fn a_broken_record_is_refused_naming_the_move() {
         winner: None,
     };
     let err = record.replay().err().unwrap();
-    assert!(format!("{err:#}").contains("record move 2 `A1L`"), "{err:#}");
+    assert!(
+        format!("{err:#}").contains("record move 2 `A1L`"),
+        "{err:#}"
+    );
 }

@@ -1,14 +1,23 @@
 //! Rules tests, one or more per section of RULES.md (cited as R1..R13).
 
-use bao::game::{After, Dir, Hole, MoveKind, Position, Side, Variant, WinReason, facing};
+use bao::game::{facing, After, Dir, Hole, MoveKind, Position, Side, Variant, WinReason};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 /// Builds a position from rows as RULES.md writes them (hole 1 first, from each owner's left).
 #[allow(clippy::too_many_arguments)]
-fn state(variant: &str, to_move: &str, s: ([u8; 8], [u8; 8], u8, bool), n: ([u8; 8], [u8; 8], u8, bool), takasia: Option<&str>) -> Position {
+fn state(
+    variant: &str,
+    to_move: &str,
+    s: ([u8; 8], [u8; 8], u8, bool),
+    n: ([u8; 8], [u8; 8], u8, bool),
+    takasia: Option<&str>,
+) -> Position {
     let side = |x: ([u8; 8], [u8; 8], u8, bool)| {
-        format!(r#"{{"front":{:?},"back":{:?},"hand":{},"nyumba":{}}}"#, x.0, x.1, x.2, x.3)
+        format!(
+            r#"{{"front":{:?},"back":{:?},"hand":{},"nyumba":{}}}"#,
+            x.0, x.1, x.2, x.3
+        )
     };
     let tk = takasia.map_or("null".to_string(), |t| format!("\"{t}\""));
     let json = format!(
@@ -41,11 +50,23 @@ fn r1_hole_names_rings_and_facing() {
     assert_eq!(Hole::front(1).unwrap().name(Side::South), "A1");
     assert_eq!(Hole::back(3).unwrap().name(Side::North), "b3");
     // An faces a(9-n): A1 faces a8, A5 faces a4.
-    assert_eq!(facing(Hole::front(1).unwrap().ring()), Hole::front(8).unwrap().ring());
-    assert_eq!(facing(Hole::front(5).unwrap().ring()), Hole::front(4).unwrap().ring());
+    assert_eq!(
+        facing(Hole::front(1).unwrap().ring()),
+        Hole::front(8).unwrap().ring()
+    );
+    assert_eq!(
+        facing(Hole::front(5).unwrap().ring()),
+        Hole::front(4).unwrap().ring()
+    );
     // Clockwise: A8 is followed by B8, and B1 by A1.
-    assert_eq!(Hole::front(8).unwrap().ring() + 1, Hole::back(8).unwrap().ring());
-    assert_eq!((Hole::back(1).unwrap().ring() + 1) % 16, Hole::front(1).unwrap().ring());
+    assert_eq!(
+        Hole::front(8).unwrap().ring() + 1,
+        Hole::back(8).unwrap().ring()
+    );
+    assert_eq!(
+        (Hole::back(1).unwrap().ring() + 1) % 16,
+        Hole::front(1).unwrap().ring()
+    );
 }
 
 #[test]
@@ -53,7 +74,10 @@ fn r2_start_positions() {
     let k = Position::start(Variant::Kujifunza);
     assert_eq!(k.front(Side::South), [2; 8]);
     assert_eq!(k.back(Side::North), [2; 8]);
-    assert_eq!((k.hand(Side::South), k.nyumba_owned(Side::North)), (0, false));
+    assert_eq!(
+        (k.hand(Side::South), k.nyumba_owned(Side::North)),
+        (0, false)
+    );
     let s = Position::start(Variant::Kiswahili);
     for side in Side::BOTH {
         assert_eq!(s.front(side), [0, 0, 0, 0, 6, 2, 2, 0]);
@@ -70,7 +94,13 @@ fn r3_r6_sixteen_seeds_go_round_into_their_own_hole_and_lone_kichwa() {
     // A1 holds 16 and is the only occupied front hole: no capture (R6: 16+ never captures),
     // it may not sow toward the back row (lone kichwa), and its 16th seed falls into A1
     // itself, empty since the lift, so the move ends (R3).
-    let p = state("kujifunza", "S", ([16, 0, 0, 0, 0, 0, 0, 0], [0; 8], 0, false), ([6; 8], [0; 8], 0, false), None);
+    let p = state(
+        "kujifunza",
+        "S",
+        ([16, 0, 0, 0, 0, 0, 0, 0], [0; 8], 0, false),
+        ([6; 8], [0; 8], 0, false),
+        None,
+    );
     assert_eq!(moves(&p), ["A1R"]);
     let q = next(&p, "A1R");
     assert_eq!(q.front(Side::South), [1; 8]);
@@ -90,18 +120,39 @@ fn r4_r6_capturing_is_compulsory() {
 #[test]
 fn r6_fifteen_seeds_capture_sixteen_do_not() {
     // A1 with 15 sown anticlockwise ends in A2 (occupied), facing a7 (occupied): a capture.
-    let p15 = state("kujifunza", "S", ([15, 1, 0, 0, 0, 0, 0, 0], [0; 8], 0, false), ([6; 8], [0; 8], 0, false), None);
+    let p15 = state(
+        "kujifunza",
+        "S",
+        ([15, 1, 0, 0, 0, 0, 0, 0], [0; 8], 0, false),
+        ([6; 8], [0; 8], 0, false),
+        None,
+    );
     assert_eq!(moves(&p15), ["A1L"]);
     assert_eq!(p15.parse_move("A1L").unwrap().kind, MoveKind::MtajiCapture);
     // With 16 the same start is only a takasa, in either direction.
-    let p16 = state("kujifunza", "S", ([16, 1, 0, 0, 0, 0, 0, 0], [0; 8], 0, false), ([6, 6, 6, 6, 6, 6, 5, 6], [0; 8], 0, false), None);
+    let p16 = state(
+        "kujifunza",
+        "S",
+        ([16, 1, 0, 0, 0, 0, 0, 0], [0; 8], 0, false),
+        ([6, 6, 6, 6, 6, 6, 5, 6], [0; 8], 0, false),
+        None,
+    );
     assert_eq!(moves(&p16), ["A1L", "A1R"]);
-    assert!(p16.legal_moves().iter().all(|m| m.kind == MoveKind::MtajiTakasa));
+    assert!(p16
+        .legal_moves()
+        .iter()
+        .all(|m| m.kind == MoveKind::MtajiTakasa));
 }
 
 #[test]
 fn r6_takasa_from_back_row_when_front_holds_no_pair() {
-    let p = state("kujifunza", "S", ([1, 0, 0, 0, 0, 0, 0, 1], [0, 3, 0, 0, 0, 0, 0, 0], 0, false), ([7; 8], [0, 0, 0, 0, 0, 0, 0, 3], 0, false), None);
+    let p = state(
+        "kujifunza",
+        "S",
+        ([1, 0, 0, 0, 0, 0, 0, 1], [0, 3, 0, 0, 0, 0, 0, 0], 0, false),
+        ([7; 8], [0, 0, 0, 0, 0, 0, 0, 3], 0, false),
+        None,
+    );
     // No capture (B2's 3 seeds end in B5 or A1? B2 anticlockwise: B3.. no: R on a back hole
     // is anticlockwise, toward B3..B5); the only hole with 2+ is in the back row.
     let m = moves(&p);
@@ -140,7 +191,10 @@ fn r12_r7_r5_opening_a7l_a5r() {
     assert_eq!(r.front(Side::North), [0, 0, 0, 0, 7, 2, 2, 1]);
     assert_eq!(r.front(Side::South), [0, 0, 0, 0, 7, 3, 0, 0]);
     assert_eq!(r.hand(Side::North), 21);
-    assert!(r.nyumba_owned(Side::North), "a namua capture into the nyumba keeps it owned");
+    assert!(
+        r.nyumba_owned(Side::North),
+        "a namua capture into the nyumba keeps it owned"
+    );
     let l = next(&q, "a5L");
     assert_eq!(l.front(Side::North), [1, 0, 0, 0, 7, 2, 2, 0]);
 }
@@ -151,7 +205,12 @@ fn r5_kimbi_captures_enter_at_their_own_kichwa() {
     let p = state(
         "kiswahili",
         "S",
-        ([0, 1, 0, 0, 0, 0, 1, 0], [3, 3, 3, 3, 2, 2, 2, 2], 10, false),
+        (
+            [0, 1, 0, 0, 0, 0, 1, 0],
+            [3, 3, 3, 3, 2, 2, 2, 2],
+            10,
+            false,
+        ),
         ([0, 3, 0, 0, 0, 0, 3, 0], [2; 8], 10, false),
         None,
     );
@@ -204,7 +263,12 @@ fn r7_unowned_nyumba_means_play_a_hole_of_two_or_more() {
         "kiswahili",
         "S",
         ([1, 0, 3, 0, 0, 0, 0, 1], [0; 8], 10, false),
-        ([0, 2, 2, 2, 2, 0, 2, 0], [4, 4, 4, 4, 4, 4, 4, 1], 10, false),
+        (
+            [0, 2, 2, 2, 2, 0, 2, 0],
+            [4, 4, 4, 4, 4, 4, 4, 1],
+            10,
+            false,
+        ),
         None,
     );
     assert_eq!(moves(&p), ["A3L", "A3R"]);
@@ -214,7 +278,9 @@ fn r7_unowned_nyumba_means_play_a_hole_of_two_or_more() {
 fn tagged(tag: &str) -> Vec<(Position, serde_json::Value)> {
     let mut out = Vec::new();
     for f in ["kiswahili-sample.jsonl", "kujifunza-sample.jsonl"] {
-        let text = std::fs::read_to_string(format!("{}/tests/vectors/{f}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        let text =
+            std::fs::read_to_string(format!("{}/tests/vectors/{f}", env!("CARGO_MANIFEST_DIR")))
+                .unwrap();
         for line in text.lines() {
             let v: serde_json::Value = serde_json::from_str(line).unwrap();
             if v["tags"].as_array().unwrap().iter().any(|t| t == tag) {
@@ -234,7 +300,12 @@ fn r8_safari_versus_stop() {
         assert!(!safaris.is_empty());
         for s in safaris {
             // Each safari move has a stopping twin; the safari gives up the nyumba.
-            let stop = list.get(bao::game::Move { safari: false, ..s.mv }).expect("stop twin");
+            let stop = list
+                .get(bao::game::Move {
+                    safari: false,
+                    ..s.mv
+                })
+                .expect("stop twin");
             assert_ne!(stop.after, s.after);
             if let (After::Position(a), After::Position(b)) = (stop.after, s.after) {
                 assert!(a.nyumba_owned(p.to_move()));
@@ -265,10 +336,17 @@ fn r9_takasia_creation_block_and_stop() {
             if let After::Position(q) = m.after {
                 if let Some(t) = q.takasia() {
                     created += 1;
-                    assert_eq!(m.kind, MoveKind::MtajiTakasa, "only a mtaji takasa creates takasia");
+                    assert_eq!(
+                        m.kind,
+                        MoveKind::MtajiTakasa,
+                        "only a mtaji takasa creates takasia"
+                    );
                     assert!(t.is_front());
                     assert!(q.seeds(q.to_move(), t) >= 2);
-                    assert!(!(t.ring() == 4 && q.nyumba_owned(q.to_move())), "never the owned nyumba");
+                    assert!(
+                        !(t.ring() == 4 && q.nyumba_owned(q.to_move())),
+                        "never the owned nyumba"
+                    );
                 }
             }
         }
@@ -287,7 +365,11 @@ fn r9_takasia_creation_block_and_stop() {
     // Dropping the mark changes what the position allows (block or stop).
     for (p, _) in tagged("takasia_stop") {
         let mut free = p;
-        free = Position::from_json(&free.to_json().replace(&format!("\"{}\"", p.takasia().unwrap().name(p.to_move())), "null")).unwrap();
+        free = Position::from_json(&free.to_json().replace(
+            &format!("\"{}\"", p.takasia().unwrap().name(p.to_move())),
+            "null",
+        ))
+        .unwrap();
         assert_ne!(p.legal_moves().as_slice(), free.legal_moves().as_slice());
     }
 }
@@ -295,7 +377,13 @@ fn r9_takasia_creation_block_and_stop() {
 #[test]
 fn r10_no_move_loses() {
     // South has no hole with 2 or more seeds.
-    let p = state("kujifunza", "S", ([1, 1, 1, 1, 1, 1, 1, 1], [1, 0, 0, 0, 0, 0, 0, 0], 0, false), ([5; 8], [6, 6, 3, 0, 0, 0, 0, 0], 0, false), None);
+    let p = state(
+        "kujifunza",
+        "S",
+        ([1, 1, 1, 1, 1, 1, 1, 1], [1, 0, 0, 0, 0, 0, 0, 0], 0, false),
+        ([5; 8], [6, 6, 3, 0, 0, 0, 0, 0], 0, false),
+        None,
+    );
     assert!(p.legal_moves().is_empty());
     let o = p.outcome().expect("game over");
     assert_eq!((o.winner, o.reason), (Side::North, WinReason::NoMove));
@@ -309,14 +397,22 @@ fn r11_the_known_never_ending_move_is_illegal() {
     let p = state(
         "kiswahili",
         "S",
-        ([1, 6, 3, 1, 0, 5, 4, 0], [2, 1, 0, 5, 0, 3, 0, 1], 11, false),
+        (
+            [1, 6, 3, 1, 0, 5, 4, 0],
+            [2, 1, 0, 5, 0, 3, 0, 1],
+            11,
+            false,
+        ),
         ([1, 0, 0, 9, 0, 0, 0, 0], [0; 8], 11, false),
         None,
     );
     let m = moves(&p);
     assert!(!m.contains(&"A3L".to_string()), "{m:?}");
     assert!(!m.is_empty(), "other moves stay legal");
-    assert!(matches!(p.parse_move("A3L"), Err(bao::game::notation::NotationError::Illegal { .. })));
+    assert!(matches!(
+        p.parse_move("A3L"),
+        Err(bao::game::notation::NotationError::Illegal { .. })
+    ));
     for (p, v) in tagged("infinite_move") {
         assert_eq!(p.legal_moves().len(), v["moves"].as_object().unwrap().len());
     }
@@ -333,7 +429,10 @@ fn r12_notation_errors() {
     assert!(matches!(p.parse_move("a7L"), Err(E::WrongSide { .. })));
     assert!(matches!(p.parse_move("A1L"), Err(E::Illegal { .. })));
     assert!(matches!(p.parse_move("A7L+"), Err(E::Illegal { .. })));
-    assert_eq!(p.parse_move(" A7L ").unwrap().mv.hole, Hole::front(7).unwrap());
+    assert_eq!(
+        p.parse_move(" A7L ").unwrap().mv.hole,
+        Hole::front(7).unwrap()
+    );
 }
 
 #[test]
@@ -341,23 +440,46 @@ fn r13_bad_states_are_refused_with_reasons() {
     let good = Position::start(Variant::Kiswahili).to_json();
     let cases = [
         (good.replace("kiswahili", "bao"), "unknown variant"),
-        (good.replacen("[0,0,0,0,6,2,2,0]", "[0,0,0,6,2,2,0]", 1), "has 7 holes"),
-        (good.replacen("[0,0,0,0,6,2,2,0]", "[0,0,0,-1,7,2,2,0]", 1), "= -1"),
+        (
+            good.replacen("[0,0,0,0,6,2,2,0]", "[0,0,0,6,2,2,0]", 1),
+            "has 7 holes",
+        ),
+        (
+            good.replacen("[0,0,0,0,6,2,2,0]", "[0,0,0,-1,7,2,2,0]", 1),
+            "= -1",
+        ),
         (good.replacen("\"hand\":22", "\"hand\":21", 1), "63 seeds"),
-        (good.replace("\"takasia\":null", "\"takasia\":\"a3\""), "not a front hole of the side to move"),
-        (good.replace("\"takasia\":null", "\"takasia\":\"Z3\""), "no hole"),
-        (good.replace("\"to_move\":\"S\"", "\"to_move\":\"X\""), "to_move"),
+        (
+            good.replace("\"takasia\":null", "\"takasia\":\"a3\""),
+            "not a front hole of the side to move",
+        ),
+        (
+            good.replace("\"takasia\":null", "\"takasia\":\"Z3\""),
+            "no hole",
+        ),
+        (
+            good.replace("\"to_move\":\"S\"", "\"to_move\":\"X\""),
+            "to_move",
+        ),
         ("{\"variant\":1}".to_string(), "not an R13 state"),
     ];
     for (json, want) in cases {
         let e = Position::from_json(&json).expect_err(&json).to_string();
         assert!(e.contains(want), "{e} should say {want}");
     }
-    assert_eq!(Position::from_json(&good).unwrap(), Position::start(Variant::Kiswahili));
+    assert_eq!(
+        Position::from_json(&good).unwrap(),
+        Position::start(Variant::Kiswahili)
+    );
 }
 
 /// Plays `games` random games, calling `check` on every position and legal move.
-fn random_games(variant: Variant, games: usize, seed: u64, mut check: impl FnMut(&Position, &bao::game::LegalMove)) {
+fn random_games(
+    variant: Variant,
+    games: usize,
+    seed: u64,
+    mut check: impl FnMut(&Position, &bao::game::LegalMove),
+) {
     let mut rng = SmallRng::seed_from_u64(seed);
     for _ in 0..games {
         let mut p = Position::start(variant);
@@ -383,10 +505,17 @@ fn properties_over_random_games() {
         let mut n = 0;
         random_games(variant, 200, 7, |p, m| {
             n += 1;
-            assert_eq!(p.total_seeds(), 64, "R1: 64 seeds in every game in progress");
+            assert_eq!(
+                p.total_seeds(),
+                64,
+                "R1: 64 seeds in every game in progress"
+            );
             // The action index round-trips and names this move.
             assert_eq!(bao::game::Move::from_action(m.mv.action()), Some(m.mv));
-            assert_eq!(p.legal_moves().by_action(m.mv.action()).map(|x| x.mv), Some(m.mv));
+            assert_eq!(
+                p.legal_moves().by_action(m.mv.action()).map(|x| x.mv),
+                Some(m.mv)
+            );
             // Notation round-trips (R12) and every legal move applies.
             let text = m.notation(p.to_move());
             assert_eq!(p.parse_move(&text).unwrap(), *m);
@@ -394,7 +523,11 @@ fn properties_over_random_games() {
             if let After::Position(q) = m.after {
                 assert_eq!(q.total_seeds(), 64);
                 assert_eq!(q.to_move(), p.to_move().opponent());
-                assert_eq!(Position::from_json(&q.to_json()).unwrap(), q, "R13 round trip");
+                assert_eq!(
+                    Position::from_json(&q.to_json()).unwrap(),
+                    q,
+                    "R13 round trip"
+                );
                 assert_eq!(Position::from_bytes(&q.to_bytes()), Some(q));
                 // R10: a move never leaves the mover's own front row empty.
                 assert!(q.front(p.to_move()).iter().any(|&c| c > 0));
@@ -409,7 +542,9 @@ fn kujifunza_rules_are_left_right_symmetric() {
     random_games(Variant::Kujifunza, 40, 11, |p, m| {
         let mirror = p.mirrored();
         let lm = mirror.legal_moves();
-        let twin = lm.get(m.mv.mirrored()).expect("mirrored move is legal in the mirrored position");
+        let twin = lm
+            .get(m.mv.mirrored())
+            .expect("mirrored move is legal in the mirrored position");
         match (m.after, twin.after) {
             (After::Position(a), After::Position(b)) => assert_eq!(a.mirrored(), b),
             (After::Won(a), After::Won(b)) => assert_eq!(a, b),

@@ -9,7 +9,9 @@
 //! and more, long and never-ending moves). The reference itself was checked against the
 //! conformance vectors (`tests/rules_vectors.rs`) before the fast version replaced it.
 
-use bao::game::{After, Dir, Hole, Move, MoveKind, Outcome, Position, Side, Variant, WinReason, PACKED_LEN};
+use bao::game::{
+    After, Dir, Hole, Move, MoveKind, Outcome, Position, Side, Variant, WinReason, PACKED_LEN,
+};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
@@ -63,7 +65,11 @@ impl Ref {
         Position::from_bytes(&b).expect("reference position")
     }
     fn side(&self) -> Side {
-        if self.to_move == 0 { Side::South } else { Side::North }
+        if self.to_move == 0 {
+            Side::South
+        } else {
+            Side::North
+        }
     }
 }
 
@@ -135,7 +141,11 @@ fn kichwa_entry(dir: Dir) -> usize {
 }
 
 fn finish(s: Sim) -> Played {
-    if s.sown > LIMIT { Played::Infinite } else { Played::Ended(s) }
+    if s.sown > LIMIT {
+        Played::Infinite
+    } else {
+        Played::Ended(s)
+    }
 }
 
 const DIRS: [Dir; 2] = [Dir::Clockwise, Dir::Anticlockwise];
@@ -171,9 +181,18 @@ impl Ref {
                 _ => &DIRS,
             };
             for &dir in dirs {
-                let mv = Move { hole: hole(h), dir, safari: false };
+                let mv = Move {
+                    hole: hole(h),
+                    dir,
+                    safari: false,
+                };
                 if self.push(list, mv, Start::NamuaCapture, MoveKind::NamuaCapture) {
-                    self.push(list, Move { safari: true, ..mv }, Start::NamuaCapture, MoveKind::NamuaCapture);
+                    self.push(
+                        list,
+                        Move { safari: true, ..mv },
+                        Start::NamuaCapture,
+                        MoveKind::NamuaCapture,
+                    );
                 }
             }
         }
@@ -184,8 +203,17 @@ impl Ref {
         let nyumba_big = self.nyumba[me] && mine[NYUMBA] >= 6;
         if nyumba_big && occupied == 1 {
             for dir in DIRS {
-                let mv = Move { hole: hole(NYUMBA), dir, safari: false };
-                self.push(list, mv, Start::NamuaTakasa { tax: true }, MoveKind::NamuaTax);
+                let mv = Move {
+                    hole: hole(NYUMBA),
+                    dir,
+                    safari: false,
+                };
+                self.push(
+                    list,
+                    mv,
+                    Start::NamuaTakasa { tax: true },
+                    MoveKind::NamuaTax,
+                );
             }
             return;
         }
@@ -199,8 +227,17 @@ impl Ref {
                 if occupied == 1 && toward_back(h, dir) {
                     continue;
                 }
-                let mv = Move { hole: hole(h), dir, safari: false };
-                self.push(list, mv, Start::NamuaTakasa { tax: false }, MoveKind::NamuaTakasa);
+                let mv = Move {
+                    hole: hole(h),
+                    dir,
+                    safari: false,
+                };
+                self.push(
+                    list,
+                    mv,
+                    Start::NamuaTakasa { tax: false },
+                    MoveKind::NamuaTakasa,
+                );
             }
         }
     }
@@ -217,15 +254,28 @@ impl Ref {
             for dir in DIRS {
                 if first_lap_captures(mine, theirs, h, dir).is_some() {
                     any_capture = true;
-                    let mv = Move { hole: hole(h), dir, safari: false };
-                    self.push(list, mv, Start::Mtaji { capture: true }, MoveKind::MtajiCapture);
+                    let mv = Move {
+                        hole: hole(h),
+                        dir,
+                        safari: false,
+                    };
+                    self.push(
+                        list,
+                        mv,
+                        Start::Mtaji { capture: true },
+                        MoveKind::MtajiCapture,
+                    );
                 }
             }
         }
         if any_capture {
             return;
         }
-        let rows = if (0..8).any(|h| mine[h] >= 2) { 0..8 } else { 8..16 };
+        let rows = if (0..8).any(|h| mine[h] >= 2) {
+            0..8
+        } else {
+            8..16
+        };
         let occupied = (0..8).filter(|&h| mine[h] > 0).count();
         for h in rows {
             if mine[h] < 2 || self.blocked(h) {
@@ -235,8 +285,17 @@ impl Ref {
                 if occupied == 1 && h < 8 && toward_back(h, dir) {
                     continue;
                 }
-                let mv = Move { hole: hole(h), dir, safari: false };
-                self.push(list, mv, Start::Mtaji { capture: false }, MoveKind::MtajiTakasa);
+                let mv = Move {
+                    hole: hole(h),
+                    dir,
+                    safari: false,
+                };
+                self.push(
+                    list,
+                    mv,
+                    Start::Mtaji { capture: false },
+                    MoveKind::MtajiTakasa,
+                );
             }
         }
     }
@@ -248,9 +307,13 @@ impl Ref {
                 INFINITE.fetch_add(1, Relaxed);
                 return choice_arose;
             }
-            Played::Won(sim) => {
-                (After::Won(Outcome { winner: self.side(), reason: WinReason::FrontEmpty }), sim)
-            }
+            Played::Won(sim) => (
+                After::Won(Outcome {
+                    winner: self.side(),
+                    reason: WinReason::FrontEmpty,
+                }),
+                sim,
+            ),
             Played::Ended(sim) => (After::Position(self.successor(&sim, kind)), sim),
         };
         list.push(RefMove {
@@ -283,7 +346,14 @@ impl Ref {
         let op = 1 - me;
         let namua = !matches!(start, Start::Mtaji { .. });
         let capturing = matches!(start, Start::NamuaCapture | Start::Mtaji { capture: true });
-        let mut s = Sim { holes: self.holes, hand: self.hand, nyumba: self.nyumba, sown: 0, captured: 0, choice_arose: false };
+        let mut s = Sim {
+            holes: self.holes,
+            hand: self.hand,
+            nyumba: self.nyumba,
+            sown: 0,
+            captured: 0,
+            choice_arose: false,
+        };
         let mut pos = mv.hole.ring();
         let mut dir = mv.dir;
         let mut seeds: u32;
@@ -368,7 +438,15 @@ impl Ref {
         }
     }
 
-    fn capture(&self, s: &mut Sim, pos: usize, dir: &mut Dir, namua: bool, first: &mut bool, chosen: Dir) -> Option<u32> {
+    fn capture(
+        &self,
+        s: &mut Sim,
+        pos: usize,
+        dir: &mut Dir,
+        namua: bool,
+        first: &mut bool,
+        chosen: Dir,
+    ) -> Option<u32> {
         let op = 1 - self.to_move;
         let target = facing(pos);
         let n = s.holes[op][target];
@@ -401,7 +479,10 @@ fn takasia_for(next: &Ref) -> Option<u8> {
     let opp_captures = if next.hand[opp] > 0 {
         (0..8).any(|h| theirs[h] > 0 && mine[facing(h)] > 0)
     } else {
-        (0..16).any(|h| DIRS.into_iter().any(|d| first_lap_captures(theirs, mine, h, d).is_some()))
+        (0..16).any(|h| {
+            DIRS.into_iter()
+                .any(|d| first_lap_captures(theirs, mine, h, d).is_some())
+        })
     };
     if opp_captures {
         return None;
@@ -421,7 +502,10 @@ fn takasia_for(next: &Ref) -> Option<u8> {
     let t = target?;
     let occupied = (0..8).filter(|&h| theirs[h] > 0).count();
     let big = (0..8).filter(|&h| theirs[h] >= 2).count();
-    let excluded = (t == NYUMBA && next.nyumba[opp]) || theirs[t] == 1 || occupied == 1 || (big == 1 && theirs[t] >= 2);
+    let excluded = (t == NYUMBA && next.nyumba[opp])
+        || theirs[t] == 1
+        || occupied == 1
+        || (big == 1 && theirs[t] >= 2);
     (!excluded).then_some(t as u8)
 }
 
@@ -431,7 +515,13 @@ fn check(p: &Position) -> Vec<After> {
     let slow = Ref::of(p).legal_moves();
     let fast_moves: Vec<RefMove> = fast
         .iter()
-        .map(|lm| RefMove { mv: lm.mv, kind: lm.kind, after: lm.after, captured: lm.captured, sown: lm.sown })
+        .map(|lm| RefMove {
+            mv: lm.mv,
+            kind: lm.kind,
+            after: lm.after,
+            captured: lm.captured,
+            sown: lm.sown,
+        })
         .collect();
     assert_eq!(fast_moves, slow, "position {}", p.to_json());
     fast.iter().map(|lm| lm.after).collect()
@@ -464,7 +554,11 @@ fn fast_moves_equal_reference_in_random_games() {
 /// and more, long relays and never-ending moves are common), random hands, nyumba flags
 /// and takasia.
 fn random_position(rng: &mut SmallRng) -> Position {
-    let variant = if rng.random_bool(0.5) { Variant::Kiswahili } else { Variant::Kujifunza };
+    let variant = if rng.random_bool(0.5) {
+        Variant::Kiswahili
+    } else {
+        Variant::Kujifunza
+    };
     let mut r = Ref {
         variant,
         to_move: rng.random_range(0..2),
@@ -538,10 +632,16 @@ fn fast_moves_equal_reference_on_random_positions() {
         moves += n;
         empty += (n == 0) as usize;
     }
-    assert!(moves > 100_000 && empty > 100, "{moves} moves, {empty} positions without");
+    assert!(
+        moves > 100_000 && empty > 100,
+        "{moves} moves, {empty} positions without"
+    );
     // Counted over every test of this file; this one alone meets hundreds of each.
     let (infinite, big) = (INFINITE.load(Relaxed), BIG_LAPS.load(Relaxed));
-    assert!(infinite > 100 && big > 1000, "{infinite} infinite moves, {big} laps of 16+");
+    assert!(
+        infinite > 100 && big > 1000,
+        "{infinite} infinite moves, {big} laps of 16+"
+    );
 }
 
 /// R11's known position: South's `A3L` never ends.
@@ -554,7 +654,11 @@ fn known_never_ending() -> Position {
 fn the_reference_finds_the_known_never_ending_move_illegal() {
     // Without this the reference could not stand for the rules.
     let p = known_never_ending();
-    let a3l = Move { hole: Hole::front(3).unwrap(), dir: Dir::Anticlockwise, safari: false };
+    let a3l = Move {
+        hole: Hole::front(3).unwrap(),
+        dir: Dir::Anticlockwise,
+        safari: false,
+    };
     let refs = Ref::of(&p).legal_moves();
     assert!(!refs.is_empty());
     assert!(refs.iter().all(|m| m.mv != a3l));

@@ -20,8 +20,13 @@ fn check_file(name: &str) -> usize {
     for (line_no, line) in text.lines().enumerate() {
         let entry: Value = serde_json::from_str(line).expect("vector line is JSON");
         let state = entry["state"].to_string();
-        let pos = Position::from_json(&state).unwrap_or_else(|e| panic!("line {}: {e}", line_no + 1));
-        assert_eq!(Position::from_json(&pos.to_json()).unwrap(), pos, "R13 round trip");
+        let pos =
+            Position::from_json(&state).unwrap_or_else(|e| panic!("line {}: {e}", line_no + 1));
+        assert_eq!(
+            Position::from_json(&pos.to_json()).unwrap(),
+            pos,
+            "R13 round trip"
+        );
         let moves = pos.legal_moves();
         let mine: BTreeSet<String> = moves.iter().map(|m| m.notation(pos.to_move())).collect();
         let expected = entry["moves"].as_object().expect("moves object");
@@ -35,20 +40,25 @@ fn check_file(name: &str) -> usize {
             continue;
         }
         match entry["winner"].as_str() {
-            Some(w) => assert_eq!(pos.outcome().map(|o| o.winner.letter()), Some(w), "line {}", line_no + 1),
+            Some(w) => assert_eq!(
+                pos.outcome().map(|o| o.winner.letter()),
+                Some(w),
+                "line {}",
+                line_no + 1
+            ),
             None => assert!(pos.outcome().is_none(), "line {}", line_no + 1),
         }
         for lm in moves.iter() {
             let text = lm.notation(pos.to_move());
             let want = &expected[&text];
             let ok = match (lm.after, want.get("winner")) {
-                (After::Won(o), Some(w)) => {
-                    o.winner == side(w) && want["reason"] == "front-empty"
-                }
+                (After::Won(o), Some(w)) => o.winner == side(w) && want["reason"] == "front-empty",
                 (After::Position(next), Some(w)) => {
                     want["reason"] == "no-move"
                         && next.outcome().map(|o| o.winner) == Some(side(w))
-                        && want.get("state").is_none_or(|s| Position::from_json(&s.to_string()).ok() == Some(next))
+                        && want
+                            .get("state")
+                            .is_none_or(|s| Position::from_json(&s.to_string()).ok() == Some(next))
                 }
                 (After::Position(next), None) => {
                     Position::from_json(&want.to_string()).ok() == Some(next)
@@ -69,7 +79,11 @@ fn check_file(name: &str) -> usize {
         count += 1;
     }
     if !failures.is_empty() {
-        panic!("{} of {count} positions fail:\n{}", failures.len(), failures[..failures.len().min(8)].join("\n"));
+        panic!(
+            "{} of {count} positions fail:\n{}",
+            failures.len(),
+            failures[..failures.len().min(8)].join("\n")
+        );
     }
     count
 }

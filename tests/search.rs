@@ -10,7 +10,11 @@ fn random_positions(n: usize, seed: u64) -> Vec<Position> {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let mut out = Vec::new();
     while out.len() < n {
-        let variant = if rng.random::<bool>() { Variant::Kujifunza } else { Variant::Kiswahili };
+        let variant = if rng.random::<bool>() {
+            Variant::Kujifunza
+        } else {
+            Variant::Kiswahili
+        };
         let mut pos = Position::start(variant);
         for _ in 0..rng.random_range(0..80) {
             let moves = pos.legal_moves();
@@ -43,7 +47,10 @@ fn wins_at_once(pos: &Position) -> Vec<usize> {
 /// Positions from the conformance vectors where some moves win at once and some do not.
 fn win_in_one_positions() -> Vec<Position> {
     let mut out = Vec::new();
-    for file in ["tests/vectors/kujifunza-sample.jsonl", "tests/vectors/kiswahili-sample.jsonl"] {
+    for file in [
+        "tests/vectors/kujifunza-sample.jsonl",
+        "tests/vectors/kiswahili-sample.jsonl",
+    ] {
         let text = std::fs::read_to_string(file).expect("vectors present");
         for line in text.lines() {
             let v: serde_json::Value = serde_json::from_str(line).expect("vector line is JSON");
@@ -60,14 +67,24 @@ fn win_in_one_positions() -> Vec<Position> {
 #[test]
 fn finds_and_proves_an_immediate_win() {
     let positions = win_in_one_positions();
-    assert!(positions.len() >= 3, "vectors hold positions with a winning capture");
+    assert!(
+        positions.len() >= 3,
+        "vectors hold positions with a winning capture"
+    );
     for algorithm in [Algorithm::Puct, Algorithm::Gumbel] {
         for pos in &positions {
-            let params = SearchParams { algorithm, ..SearchParams::default() };
+            let params = SearchParams {
+                algorithm,
+                ..SearchParams::default()
+            };
             let mut mcts = Mcts::new(params, 3);
             let r = mcts.search(pos, 64, &mut UniformEvaluator).unwrap();
             let best = r.best_move.expect("has moves").action();
-            assert!(wins_at_once(pos).contains(&best), "{algorithm:?}: best move must win at once in {}", pos.to_json());
+            assert!(
+                wins_at_once(pos).contains(&best),
+                "{algorithm:?}: best move must win at once in {}",
+                pos.to_json()
+            );
             assert_eq!(r.root_proven_win, Some(true));
             assert_eq!(r.root_value, 1.0);
             assert_eq!(r.pv[0].action(), best);
@@ -82,7 +99,9 @@ fn win_in_three(pos: &Position) -> Option<usize> {
         return None;
     }
     pos.legal_moves().iter().find_map(|lm| {
-        let After::Position(p) = lm.after else { return None };
+        let After::Position(p) = lm.after else {
+            return None;
+        };
         let replies = p.legal_moves();
         let forced = !replies.is_empty()
             && replies.iter().all(|r| match r.after {
@@ -100,16 +119,23 @@ fn finds_a_forced_win_in_three_plies() {
         .filter_map(|p| win_in_three(&p).map(|a| (p, a)))
         .take(4)
         .collect();
-    assert!(!found.is_empty(), "random games contain a forced win in three plies");
+    assert!(
+        !found.is_empty(),
+        "random games contain a forced win in three plies"
+    );
     for (pos, _) in &found {
         let mut mcts = Mcts::new(SearchParams::default(), 5);
         let r = mcts.search(pos, 3000, &mut UniformEvaluator).unwrap();
         let best = r.best_move.unwrap().action();
-        let After::Position(p) = pos.legal_moves().by_action(best).unwrap().after else { panic!("not a win in one") };
+        let After::Position(p) = pos.legal_moves().by_action(best).unwrap().after else {
+            panic!("not a win in one")
+        };
         // The chosen move must be one of the forcing moves.
         let replies = p.legal_moves();
         assert!(
-            replies.iter().all(|r| matches!(r.after, After::Position(q) if !wins_at_once(&q).is_empty())),
+            replies
+                .iter()
+                .all(|r| matches!(r.after, After::Position(q) if !wins_at_once(&q).is_empty())),
             "best move {best} does not force the win in {}",
             pos.to_json()
         );
@@ -120,17 +146,40 @@ fn finds_a_forced_win_in_three_plies() {
 #[test]
 fn visit_counts_sum_to_simulations() {
     let start = Position::start(Variant::Kiswahili);
-    for (algorithm, leaves) in [(Algorithm::Puct, 1), (Algorithm::Puct, 8), (Algorithm::Gumbel, 1), (Algorithm::Gumbel, 4)] {
-        let params = SearchParams { algorithm, leaves_per_step: leaves, ..SearchParams::default() };
+    for (algorithm, leaves) in [
+        (Algorithm::Puct, 1),
+        (Algorithm::Puct, 8),
+        (Algorithm::Gumbel, 1),
+        (Algorithm::Gumbel, 4),
+    ] {
+        let params = SearchParams {
+            algorithm,
+            leaves_per_step: leaves,
+            ..SearchParams::default()
+        };
         let mut mcts = Mcts::new(params, 1);
         mcts.set_noise(true);
         let r = mcts.search(&start, 300, &mut UniformEvaluator).unwrap();
         assert_eq!(r.simulations, 300);
-        assert_eq!(r.children.iter().map(|c| c.visits).sum::<u32>(), 300, "{algorithm:?} x{leaves}");
+        assert_eq!(
+            r.children.iter().map(|c| c.visits).sum::<u32>(),
+            300,
+            "{algorithm:?} x{leaves}"
+        );
         assert_eq!(r.child_visits, 300);
         let total: f32 = r.policy.iter().sum();
-        assert!((total - 1.0).abs() < 1e-4, "policy sums to one, got {total}");
-        assert_eq!(r.policy.iter().enumerate().filter(|(_, p)| **p > 0.0).all(|(a, _)| r.legal_mask() >> a & 1 == 1), true);
+        assert!(
+            (total - 1.0).abs() < 1e-4,
+            "policy sums to one, got {total}"
+        );
+        assert_eq!(
+            r.policy
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| **p > 0.0)
+                .all(|(a, _)| r.legal_mask() >> a & 1 == 1),
+            true
+        );
     }
 }
 
@@ -146,10 +195,16 @@ fn material(features: &[f32]) -> f32 {
 }
 
 impl Evaluator for Material {
-    fn evaluate(&mut self, f: &[f32], m: &[u64], p: &mut [f32], v: &mut [f32]) -> anyhow::Result<()> {
-        UniformEvaluator.evaluate(f, m, p, v)?;
-        for (k, x) in v.iter_mut().enumerate() {
-            *x = material(&f[k * FEATURES..(k + 1) * FEATURES]);
+    fn evaluate(
+        &mut self,
+        positions: &[Position],
+        m: &[u64],
+        p: &mut [f32],
+        v: &mut [f32],
+    ) -> anyhow::Result<()> {
+        UniformEvaluator.evaluate(positions, m, p, v)?;
+        for (x, pos) in v.iter_mut().zip(positions) {
+            *x = material_of(pos);
         }
         Ok(())
     }
@@ -168,18 +223,34 @@ fn material_of(pos: &Position) -> f32 {
 fn values_flip_sign_between_plies() {
     let mut checked = 0;
     for pos in random_positions(100, 2) {
-        let mut mcts = Mcts::new(SearchParams { fpu_reduction_root: 0.0, ..SearchParams::default() }, 0);
+        let mut mcts = Mcts::new(
+            SearchParams {
+                fpu_reduction_root: 0.0,
+                ..SearchParams::default()
+            },
+            0,
+        );
         let r = mcts.search(&pos, 1, &mut Material).unwrap();
-        let child = r.children.iter().find(|c| c.visits == 1).expect("one child visited");
+        let child = r
+            .children
+            .iter()
+            .find(|c| c.visits == 1)
+            .expect("one child visited");
         let lm = pos.legal_moves().by_action(child.action).copied().unwrap();
-        let After::Position(after) = lm.after else { continue };
+        let After::Position(after) = lm.after else {
+            continue;
+        };
         if after.legal_moves().is_empty() {
             continue;
         }
         let v_root = material_of(&pos);
         let v_child = material_of(&after);
         // The child's value is stored for the root's side to move: the negated leaf value.
-        assert!((child.q.unwrap() + v_child).abs() < 1e-5, "child q {:?} vs leaf {v_child}", child.q);
+        assert!(
+            (child.q.unwrap() + v_child).abs() < 1e-5,
+            "child q {:?} vs leaf {v_child}",
+            child.q
+        );
         // Root value: mean of its own evaluation and the child's, both for the side to move.
         assert!((r.root_value - (v_root - v_child) / 2.0).abs() < 1e-5);
         checked += 1;
@@ -194,7 +265,9 @@ fn tree_reuse_keeps_the_subtree() {
     let r = mcts.search(&start, 400, &mut UniformEvaluator).unwrap();
     let mv = r.best_move.unwrap();
     let kept = r.children.iter().find(|c| c.mv == mv).unwrap().visits;
-    let After::Position(next) = start.play(mv).unwrap() else { panic!("opening move ends the game") };
+    let After::Position(next) = start.play(mv).unwrap() else {
+        panic!("opening move ends the game")
+    };
     mcts.advance(mv);
     let r2 = mcts.search(&next, 100, &mut UniformEvaluator).unwrap();
     assert_eq!(r2.simulations, 100);
@@ -202,10 +275,22 @@ fn tree_reuse_keeps_the_subtree() {
     assert_eq!(r2.child_visits, kept - 1 + 100);
 
     // Without reuse the same search starts from nothing.
-    let mut fresh = Mcts::new(SearchParams { reuse_tree: false, ..SearchParams::default() }, 9);
+    let mut fresh = Mcts::new(
+        SearchParams {
+            reuse_tree: false,
+            ..SearchParams::default()
+        },
+        9,
+    );
     fresh.search(&start, 400, &mut UniformEvaluator).unwrap();
     fresh.advance(mv);
-    assert_eq!(fresh.search(&next, 100, &mut UniformEvaluator).unwrap().child_visits, 100);
+    assert_eq!(
+        fresh
+            .search(&next, 100, &mut UniformEvaluator)
+            .unwrap()
+            .child_visits,
+        100
+    );
 }
 
 #[test]
@@ -219,13 +304,22 @@ fn seeded_noise_is_reproducible_and_seed_dependent() {
     assert_eq!(run(1), run(1));
     assert_ne!(run(1), run(2));
     // Without noise the uniform search does not depend on the seed at all.
-    let quiet = |seed| Mcts::new(SearchParams::default(), seed).search(&start, 200, &mut UniformEvaluator).unwrap().policy;
+    let quiet = |seed| {
+        Mcts::new(SearchParams::default(), seed)
+            .search(&start, 200, &mut UniformEvaluator)
+            .unwrap()
+            .policy
+    };
     assert_eq!(quiet(1), quiet(2));
 }
 
 #[test]
 fn gumbel_policy_target_is_a_distribution_over_legal_moves() {
-    let params = SearchParams { algorithm: Algorithm::Gumbel, gumbel_m: 8, ..SearchParams::default() };
+    let params = SearchParams {
+        algorithm: Algorithm::Gumbel,
+        gumbel_m: 8,
+        ..SearchParams::default()
+    };
     for pos in random_positions(10, 4) {
         let mut mcts = Mcts::new(params.clone(), 1);
         mcts.set_noise(true);

@@ -20,7 +20,11 @@ fn config(variant: Variant) -> SelfplayRunConfig {
 }
 
 fn samples(dir: &std::path::Path) -> Vec<Sample> {
-    list_shards(dir).unwrap().iter().flat_map(|p| read_shard(p).unwrap().samples).collect()
+    list_shards(dir)
+        .unwrap()
+        .iter()
+        .flat_map(|p| read_shard(p).unwrap().samples)
+        .collect()
 }
 
 #[test]
@@ -28,7 +32,12 @@ fn selfplay_with_the_tiny_network_writes_readable_shards() {
     use bao::neuralnet::{NetConfig, NetEvaluator, Network};
     let variant = Variant::Kujifunza;
     let dir = tempfile::tempdir().unwrap();
-    let net = Network::new(&NetConfig::preset("tiny").unwrap(), variant, tch::Device::Cpu).unwrap();
+    let net = Network::new(
+        &NetConfig::preset("tiny").unwrap(),
+        variant,
+        tch::Device::Cpu,
+    )
+    .unwrap();
     let mut ev = NetEvaluator::new(net);
     let stats = run_selfplay(&config(variant), &mut ev, 3, dir.path(), false).unwrap();
     assert_eq!(stats.games, 3);
@@ -37,7 +46,11 @@ fn selfplay_with_the_tiny_network_writes_readable_shards() {
     for s in &samples {
         assert_eq!(s.position().unwrap().legal_moves().mask(), s.legal);
     }
-    for r in stats.record_files.iter().flat_map(|p| read_records(p).unwrap()) {
+    for r in stats
+        .record_files
+        .iter()
+        .flat_map(|p| read_records(p).unwrap())
+    {
         r.verify().unwrap();
     }
 }
@@ -50,7 +63,11 @@ fn selfplay_writes_readable_shards_and_legal_records() {
         cfg.selfplay.full_search_fraction = 0.5;
         let stats = run_selfplay(&cfg, &mut UniformEvaluator, 5, dir.path(), false).unwrap();
         assert_eq!(stats.games, 5);
-        let records: Vec<_> = stats.record_files.iter().flat_map(|p| read_records(p).unwrap()).collect();
+        let records: Vec<_> = stats
+            .record_files
+            .iter()
+            .flat_map(|p| read_records(p).unwrap())
+            .collect();
         assert_eq!(records.len(), 5);
         let mut ids: Vec<u64> = records.iter().map(|r| r.id.unwrap()).collect();
         ids.sort();
@@ -65,8 +82,12 @@ fn selfplay_writes_readable_shards_and_legal_records() {
         let samples = samples(dir.path());
         assert_eq!(samples.len() as u64, stats.positions);
         let total_plies: u32 = records.iter().map(|r| r.plies).sum();
-        assert!(!samples.is_empty() && samples.len() < total_plies as usize, "playout cap records only full searches");
-        let by_id: BTreeMap<u64, &bao::dataio::records::GameRecord> = records.iter().map(|r| (r.id.unwrap(), r)).collect();
+        assert!(
+            !samples.is_empty() && samples.len() < total_plies as usize,
+            "playout cap records only full searches"
+        );
+        let by_id: BTreeMap<u64, &bao::dataio::records::GameRecord> =
+            records.iter().map(|r| (r.id.unwrap(), r)).collect();
         for s in &samples {
             let pos = s.position().unwrap();
             assert_eq!(pos.legal_moves().mask(), s.legal);
@@ -112,26 +133,39 @@ fn batched_driver_matches_single_game_search() {
             .flat_map(|p| read_records(p).unwrap())
             .map(|r| (r.id.unwrap(), r))
             .collect();
-        let first: BTreeMap<u64, Sample> =
-            samples(dir.path()).into_iter().filter(|s| s.ply == 0).map(|s| (s.game_id, s)).collect();
+        let first: BTreeMap<u64, Sample> = samples(dir.path())
+            .into_iter()
+            .filter(|s| s.ply == 0)
+            .map(|s| (s.game_id, s))
+            .collect();
         assert_eq!(first.len(), 6);
         let start = Position::start(Variant::Kiswahili);
         for (id, s) in &first {
             let mut mcts = Mcts::new(cfg.search.clone(), game_seed(cfg.selfplay.seed, *id));
             mcts.set_noise(true);
-            let r = mcts.search(&start, cfg.selfplay.sims, &mut UniformEvaluator).unwrap();
+            let r = mcts
+                .search(&start, cfg.selfplay.sims, &mut UniformEvaluator)
+                .unwrap();
             assert_eq!(r.policy, s.policy, "{algorithm:?} game {id}");
             assert_eq!(r.root_value, s.q);
             if algorithm == bao::search::Algorithm::Gumbel {
                 // The Gumbel move is the sequential-halving winner: no further randomness.
-                let lm = start.legal_moves().get(r.best_move.unwrap()).copied().unwrap();
+                let lm = start
+                    .legal_moves()
+                    .get(r.best_move.unwrap())
+                    .copied()
+                    .unwrap();
                 assert_eq!(records[id].moves[0], lm.notation(start.to_move()));
             }
         }
         if algorithm == bao::search::Algorithm::Puct {
-            assert_ne!(first[&0].policy, first[&1].policy, "games get their own noise");
+            assert_ne!(
+                first[&0].policy, first[&1].policy,
+                "games get their own noise"
+            );
         } else {
-            let firsts: std::collections::BTreeSet<&String> = records.values().map(|r| &r.moves[0]).collect();
+            let firsts: std::collections::BTreeSet<&String> =
+                records.values().map(|r| &r.moves[0]).collect();
             assert!(firsts.len() > 1, "games get their own Gumbel samples");
         }
     }

@@ -28,8 +28,15 @@ impl Api {
             engine_time: Duration::from_millis(engine_ms),
             engine_threads: 1,
         };
-        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-        Api { app: api::router(Server::new(&config).unwrap()), rt }
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        Api {
+            app: api::router(Server::new(&config).unwrap()),
+            rt,
+        }
     }
 
     fn raw(&self, method: &str, uri: &str, body: &str) -> (StatusCode, Vec<u8>, Option<String>) {
@@ -42,7 +49,10 @@ impl Api {
         self.rt.block_on(async {
             let res = self.app.clone().oneshot(req).await.unwrap();
             let status = res.status();
-            let disposition = res.headers().get("content-disposition").map(|v| v.to_str().unwrap().to_string());
+            let disposition = res
+                .headers()
+                .get("content-disposition")
+                .map(|v| v.to_str().unwrap().to_string());
             let bytes = res.into_body().collect().await.unwrap().to_bytes().to_vec();
             (status, bytes, disposition)
         })
@@ -50,7 +60,12 @@ impl Api {
 
     fn call(&self, method: &str, uri: &str, body: &str) -> (StatusCode, Value) {
         let (status, bytes, _) = self.raw(method, uri, body);
-        let value = if bytes.is_empty() { Value::Null } else { serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{uri}: {e}: {}", String::from_utf8_lossy(&bytes))) };
+        let value = if bytes.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&bytes)
+                .unwrap_or_else(|e| panic!("{uri}: {e}: {}", String::from_utf8_lossy(&bytes)))
+        };
         (status, value)
     }
 
@@ -65,7 +80,10 @@ impl Api {
     fn fails(&self, method: &str, uri: &str, body: &str, status: StatusCode) -> String {
         let (got, v) = self.call(method, uri, body);
         assert_eq!(got, status, "{method} {uri} {body}: {v}");
-        v["error"].as_str().unwrap_or_else(|| panic!("no error message in {v}")).to_string()
+        v["error"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no error message in {v}"))
+            .to_string()
     }
 
     fn new_game(&self, body: Value) -> (String, Value) {
@@ -75,75 +93,161 @@ impl Api {
 }
 
 fn notations(v: &Value) -> Vec<String> {
-    v["legal"].as_array().unwrap().iter().map(|m| m["notation"].as_str().unwrap().to_string()).collect()
+    v["legal"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["notation"].as_str().unwrap().to_string())
+        .collect()
 }
 
 fn moves(v: &Value) -> Vec<String> {
-    v["moves"].as_array().unwrap().iter().map(|m| m["notation"].as_str().unwrap().to_string()).collect()
+    v["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["notation"].as_str().unwrap().to_string())
+        .collect()
 }
 
 #[test]
 fn legal_and_illegal_moves_and_the_engines_answer() {
     let api = Api::new(&["greedy", "random:seed=3"], 8, 1000);
     let info = api.ok("GET", "/api/info", json!(null));
-    assert_eq!(info["engines"]["kiswahili"], json!(["greedy", "random:seed=3"]));
+    assert_eq!(
+        info["engines"]["kiswahili"],
+        json!(["greedy", "random:seed=3"])
+    );
     assert_eq!(info["max_games"], 8);
 
     let (id, g) = api.new_game(json!({"variant": "kiswahili"}));
-    assert_eq!((g["to_move"].as_str(), g["engine"].as_str(), g["engine_side"].as_str()), (Some("S"), Some("greedy"), Some("N")));
+    assert_eq!(
+        (
+            g["to_move"].as_str(),
+            g["engine"].as_str(),
+            g["engine_side"].as_str()
+        ),
+        (Some("S"), Some("greedy"), Some("N"))
+    );
     assert_eq!(g["players"], json!({"S": "human", "N": "greedy"}));
     assert_eq!(g["board"]["S"]["front"], json!([0, 0, 0, 0, 6, 2, 2, 0]));
     assert_eq!(g["board"]["S"]["hand"], 22);
     let legal = notations(&g);
     assert_eq!(legal, Position::start(Variant::Kiswahili).legal_notations());
-    assert_eq!(api.ok("GET", &format!("/api/games/{id}/moves"), json!(null)).as_array().unwrap().len(), legal.len());
+    assert_eq!(
+        api.ok("GET", &format!("/api/games/{id}/moves"), json!(null))
+            .as_array()
+            .unwrap()
+            .len(),
+        legal.len()
+    );
 
     // Illegal, malformed and wrong-side moves are refused with the reason; nothing changes.
-    let e = api.fails("POST", &format!("/api/games/{id}/moves"), r#"{"move":"A1L"}"#, StatusCode::UNPROCESSABLE_ENTITY);
+    let e = api.fails(
+        "POST",
+        &format!("/api/games/{id}/moves"),
+        r#"{"move":"A1L"}"#,
+        StatusCode::UNPROCESSABLE_ENTITY,
+    );
     assert!(e.contains("illegal move `A1L`") && e.contains("A7L"), "{e}");
-    let e = api.fails("POST", &format!("/api/games/{id}/moves"), r#"{"move":"hello"}"#, StatusCode::UNPROCESSABLE_ENTITY);
+    let e = api.fails(
+        "POST",
+        &format!("/api/games/{id}/moves"),
+        r#"{"move":"hello"}"#,
+        StatusCode::UNPROCESSABLE_ENTITY,
+    );
     assert!(e.contains("malformed"), "{e}");
-    let e = api.fails("POST", &format!("/api/games/{id}/moves"), r#"{"move":"a5R"}"#, StatusCode::UNPROCESSABLE_ENTITY);
+    let e = api.fails(
+        "POST",
+        &format!("/api/games/{id}/moves"),
+        r#"{"move":"a5R"}"#,
+        StatusCode::UNPROCESSABLE_ENTITY,
+    );
     assert!(e.contains("S is to move"), "{e}");
-    assert_eq!(api.ok("GET", &format!("/api/games/{id}"), json!(null))["version"], 0);
+    assert_eq!(
+        api.ok("GET", &format!("/api/games/{id}"), json!(null))["version"],
+        0
+    );
 
     // A legal move: the board changes and the move is told step by step.
-    let g = api.ok("POST", &format!("/api/games/{id}/moves"), json!({"move": "A7L"}));
+    let g = api.ok(
+        "POST",
+        &format!("/api/games/{id}/moves"),
+        json!({"move": "A7L"}),
+    );
     assert_eq!(moves(&g), ["A7L"]);
     assert_eq!(g["board"]["S"]["front"], json!([0, 0, 0, 1, 7, 3, 0, 0]));
     assert_eq!(g["to_move"], "N");
     let last = &g["last"];
-    assert_eq!((last["notation"].as_str(), last["by"].as_str()), (Some("A7L"), Some("S")));
-    assert_eq!(last["before"]["S"]["front"], json!([0, 0, 0, 0, 6, 2, 2, 0]));
-    let kinds: Vec<&str> = last["steps"].as_array().unwrap().iter().map(|s| s["kind"].as_str().unwrap()).collect();
+    assert_eq!(
+        (last["notation"].as_str(), last["by"].as_str()),
+        (Some("A7L"), Some("S"))
+    );
+    assert_eq!(
+        last["before"]["S"]["front"],
+        json!([0, 0, 0, 0, 6, 2, 2, 0])
+    );
+    let kinds: Vec<&str> = last["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["kind"].as_str().unwrap())
+        .collect();
     assert_eq!(kinds, ["hand", "lap", "end"]);
     assert_eq!(last["steps"][1]["sown"], json!(["A6", "A5", "A4"]));
     assert_eq!(last["steps"][1]["from"], "A7");
 
     // Now it is the engine's turn: a person's move is refused, the engine answers legally.
-    let e = api.fails("POST", &format!("/api/games/{id}/moves"), r#"{"move":"a5R"}"#, StatusCode::CONFLICT);
+    let e = api.fails(
+        "POST",
+        &format!("/api/games/{id}/moves"),
+        r#"{"move":"a5R"}"#,
+        StatusCode::CONFLICT,
+    );
     assert!(e.contains("engine's turn"), "{e}");
-    let before = Position::from_state_json(&serde_json::from_value(g["position"].clone()).unwrap()).unwrap();
-    let r = api.ok("POST", &format!("/api/games/{id}/engine"), json!({"play": true}));
+    let before =
+        Position::from_state_json(&serde_json::from_value(g["position"].clone()).unwrap()).unwrap();
+    let r = api.ok(
+        "POST",
+        &format!("/api/games/{id}/engine"),
+        json!({"play": true}),
+    );
     let reply = r["move"].as_str().unwrap();
-    assert!(before.legal_notations().iter().any(|m| m == reply), "{reply}");
+    assert!(
+        before.legal_notations().iter().any(|m| m == reply),
+        "{reply}"
+    );
     assert_eq!(moves(&r["game"]), ["A7L", reply]);
     assert_eq!(r["game"]["last"]["engine"]["engine"], "greedy");
     assert_eq!(r["game"]["last"]["engine"]["side"], "N");
     assert_eq!(r["game"]["to_move"], "S");
 
     // A hint reports a move without playing it; another offered engine can be asked by name.
-    let h = api.ok("POST", &format!("/api/games/{id}/engine"), json!({"play": false, "engine": "random:seed=3"}));
+    let h = api.ok(
+        "POST",
+        &format!("/api/games/{id}/engine"),
+        json!({"play": false, "engine": "random:seed=3"}),
+    );
     assert_eq!(moves(&h["game"]).len(), 2);
     assert_eq!(h["analysis"]["engine"], "random:seed=3");
-    let e = api.fails("POST", &format!("/api/games/{id}/engine"), r#"{"engine":"ext:\"rm -rf /\""}"#, StatusCode::BAD_REQUEST);
+    let e = api.fails(
+        "POST",
+        &format!("/api/games/{id}/engine"),
+        r#"{"engine":"ext:\"rm -rf /\""}"#,
+        StatusCode::BAD_REQUEST,
+    );
     assert!(e.contains("no engine") && e.contains("greedy"), "{e}");
 
     // Undo takes back the person's move and the engine's reply; at the start there is nothing.
     let u = api.ok("POST", &format!("/api/games/{id}/undo"), json!(null));
     assert_eq!(moves(&u).len(), 0);
     assert_eq!(u["board"]["S"]["front"], json!([0, 0, 0, 0, 6, 2, 2, 0]));
-    api.fails("POST", &format!("/api/games/{id}/undo"), "", StatusCode::CONFLICT);
+    api.fails(
+        "POST",
+        &format!("/api/games/{id}/undo"),
+        "",
+        StatusCode::CONFLICT,
+    );
 }
 
 #[test]
@@ -151,23 +255,44 @@ fn bad_json_and_unknown_games_get_4xx_with_a_message() {
     let api = Api::new(&["greedy"], 8, 1000);
     let (id, _) = api.new_game(json!({"variant": "kujifunza"}));
     let play = format!("/api/games/{id}/moves");
-    for body in ["{not json", "[1,2]", r#"{"move": 7}"#, r#"{"mv":"A1L"}"#, r#"{"move":"A2L","extra":1}"#, "\u{0}"] {
+    for body in [
+        "{not json",
+        "[1,2]",
+        r#"{"move": 7}"#,
+        r#"{"mv":"A1L"}"#,
+        r#"{"move":"A2L","extra":1}"#,
+        "\u{0}",
+    ] {
         let e = api.fails("POST", &play, body, StatusCode::BAD_REQUEST);
         assert!(e.starts_with("bad JSON body"), "{body}: {e}");
     }
-    for body in [r#"{"variant":"chess"}"#, r#"{"opponent":"alphabeta"}"#, r#"{"engine_side":"E"}"#, r#"{"opponent":"human","engine_side":"N"}"#] {
+    for body in [
+        r#"{"variant":"chess"}"#,
+        r#"{"opponent":"alphabeta"}"#,
+        r#"{"engine_side":"E"}"#,
+        r#"{"opponent":"human","engine_side":"N"}"#,
+    ] {
         let e = api.fails("POST", "/api/games", body, StatusCode::BAD_REQUEST);
         assert!(!e.is_empty(), "{body}");
     }
     // A start state is checked as R13 demands.
     let mut bad = Position::start(Variant::Kujifunza).to_state_json();
     bad.south.front[0] = 3;
-    let e = api.fails("POST", "/api/games", &json!({"variant": "kujifunza", "start": bad}).to_string(), StatusCode::BAD_REQUEST);
+    let e = api.fails(
+        "POST",
+        "/api/games",
+        &json!({"variant": "kujifunza", "start": bad}).to_string(),
+        StatusCode::BAD_REQUEST,
+    );
     assert!(e.contains("65 seeds"), "{e}");
     let e = api.fails("POST", "/api/games", &json!({"variant": "kiswahili", "start": Position::start(Variant::Kujifunza).to_state_json()}).to_string(), StatusCode::BAD_REQUEST);
     assert!(e.contains("kujifunza state"), "{e}");
     // Too large a body is refused before it is read whole.
-    let (status, _, _) = api.raw("POST", &play, &format!(r#"{{"move":"{}"}}"#, "x".repeat(100_000)));
+    let (status, _, _) = api.raw(
+        "POST",
+        &play,
+        &format!(r#"{{"move":"{}"}}"#, "x".repeat(100_000)),
+    );
     assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
 
     for (method, uri) in [
@@ -180,18 +305,37 @@ fn bad_json_and_unknown_games_get_4xx_with_a_message() {
         ("DELETE", "/api/games/nope".to_string()),
         ("GET", format!("/api/games/{}", "%C3%A9".repeat(500))),
     ] {
-        let body = if method == "POST" && uri.ends_with("/moves") { r#"{"move":"A2L"}"# } else { "" };
+        let body = if method == "POST" && uri.ends_with("/moves") {
+            r#"{"move":"A2L"}"#
+        } else {
+            ""
+        };
         let e = api.fails(method, &uri, body, StatusCode::NOT_FOUND);
         assert!(e.contains("no game"), "{uri}: {e}");
         assert!(e.len() < 200, "the message does not echo huge ids: {e}");
     }
     let e = api.fails("GET", "/api/nothing", "", StatusCode::NOT_FOUND);
     assert!(e.contains("no such page"), "{e}");
-    let e = api.fails("PUT", &format!("/api/games/{id}/moves"), "", StatusCode::METHOD_NOT_ALLOWED);
+    let e = api.fails(
+        "PUT",
+        &format!("/api/games/{id}/moves"),
+        "",
+        StatusCode::METHOD_NOT_ALLOWED,
+    );
     assert!(e.contains("method"), "{e}");
-    let e = api.fails("GET", &format!("/api/games/{id}/steps/1"), "", StatusCode::NOT_FOUND);
+    let e = api.fails(
+        "GET",
+        &format!("/api/games/{id}/steps/1"),
+        "",
+        StatusCode::NOT_FOUND,
+    );
     assert!(e.contains("plies 1..=0"), "{e}");
-    api.fails("GET", &format!("/api/games/{id}/steps/x"), "", StatusCode::NOT_FOUND);
+    api.fails(
+        "GET",
+        &format!("/api/games/{id}/steps/x"),
+        "",
+        StatusCode::NOT_FOUND,
+    );
     // The game itself is untouched by all of this, and still works.
     let g = api.ok("GET", &format!("/api/games/{id}"), json!(null));
     assert_eq!((g["version"].as_u64(), moves(&g).len()), (Some(0), 0));
@@ -199,7 +343,12 @@ fn bad_json_and_unknown_games_get_4xx_with_a_message() {
     // Closing a game makes it unknown.
     let (status, _) = api.call("DELETE", &format!("/api/games/{id}"), "");
     assert_eq!(status, StatusCode::NO_CONTENT);
-    api.fails("GET", &format!("/api/games/{id}"), "", StatusCode::NOT_FOUND);
+    api.fails(
+        "GET",
+        &format!("/api/games/{id}"),
+        "",
+        StatusCode::NOT_FOUND,
+    );
 }
 
 #[test]
@@ -216,14 +365,21 @@ fn games_are_separate_capped_and_recorded() {
         let legal = pos.legal_moves();
         let lm = legal.as_slice()[(ply * 7) % legal.len()];
         let text = lm.notation(pos.to_move());
-        let g = api.ok("POST", &format!("/api/games/{a}/moves"), json!({"move": text}));
+        let g = api.ok(
+            "POST",
+            &format!("/api/games/{a}/moves"),
+            json!({"move": text}),
+        );
         played.push(text);
         assert_eq!(moves(&g), played);
         match lm.after {
             After::Position(p) => pos = p,
             After::Won(_) => break,
         }
-        assert_eq!(g["position"], serde_json::to_value(pos.to_state_json()).unwrap());
+        assert_eq!(
+            g["position"],
+            serde_json::to_value(pos.to_state_json()).unwrap()
+        );
     }
     let still = api.ok("GET", &format!("/api/games/{b}"), json!(null));
     assert_eq!(still["version"], gb["version"]);
@@ -232,7 +388,9 @@ fn games_are_separate_capped_and_recorded() {
     // The record is what `bao play` saves, and replays to the same game.
     let (status, bytes, disposition) = api.raw("GET", &format!("/api/games/{a}/record"), "");
     assert_eq!(status, StatusCode::OK);
-    assert!(disposition.unwrap().starts_with("attachment; filename=\"bao-kujifunza-"));
+    assert!(disposition
+        .unwrap()
+        .starts_with("attachment; filename=\"bao-kujifunza-"));
     let record: PlayRecord = serde_json::from_slice(&bytes).unwrap();
     assert_eq!(record.moves, played);
     assert_eq!(record.players, ["human", "human"]);
@@ -240,7 +398,10 @@ fn games_are_separate_capped_and_recorded() {
     assert_eq!(replayed.moves().len(), played.len());
 
     // Undo between two people takes back one move.
-    assert_eq!(moves(&api.ok("POST", &format!("/api/games/{a}/undo"), json!(null))).len(), played.len() - 1);
+    assert_eq!(
+        moves(&api.ok("POST", &format!("/api/games/{a}/undo"), json!(null))).len(),
+        played.len() - 1
+    );
     // Any earlier move can be stepped through.
     let s = api.ok("GET", &format!("/api/games/{a}/steps/1"), json!(null));
     assert_eq!(s["by"], "S");
@@ -260,7 +421,9 @@ fn choices_and_game_over_show_in_the_view() {
     // namua capture with a kichwa choice, and start a game there.
     let mut rng = 7u64;
     let mut next = |n: usize| {
-        rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        rng = rng
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (rng >> 33) as usize % n
     };
     let (mut safari, mut kichwa) = (None, None);
@@ -275,8 +438,16 @@ fn choices_and_game_over_show_in_the_view() {
                 safari = Some(pos);
             }
             let lm = pos.legal_moves();
-            let caps: Vec<_> = lm.iter().filter(|m| m.kind == bao::game::MoveKind::NamuaCapture).collect();
-            if kichwa.is_none() && caps.iter().any(|a| caps.iter().any(|b| a.mv.hole == b.mv.hole && a.mv.dir != b.mv.dir)) {
+            let caps: Vec<_> = lm
+                .iter()
+                .filter(|m| m.kind == bao::game::MoveKind::NamuaCapture)
+                .collect();
+            if kichwa.is_none()
+                && caps.iter().any(|a| {
+                    caps.iter()
+                        .any(|b| a.mv.hole == b.mv.hole && a.mv.dir != b.mv.dir)
+                })
+            {
                 kichwa = Some(pos);
             }
             if safari.is_some() && kichwa.is_some() {
@@ -289,17 +460,30 @@ fn choices_and_game_over_show_in_the_view() {
         }
     }
     let safari = safari.expect("a safari choice arises in random Kiswahili games");
-    let (_, g) = api.new_game(json!({"variant": "kiswahili", "opponent": "human", "start": safari.to_state_json()}));
+    let (_, g) = api.new_game(
+        json!({"variant": "kiswahili", "opponent": "human", "start": safari.to_state_json()}),
+    );
     let legal = g["legal"].as_array().unwrap();
     let plus = legal.iter().find(|m| m["safari"] == true).unwrap();
-    let twin = legal.iter().find(|m| m["safari"] == false && m["hole"] == plus["hole"] && m["way"] == plus["way"]);
+    let twin = legal
+        .iter()
+        .find(|m| m["safari"] == false && m["hole"] == plus["hole"] && m["way"] == plus["way"]);
     assert!(twin.is_some(), "a safari move has its stop twin: {plus}");
     assert_eq!(plus["kind"], "namua-capture");
 
     let kichwa = kichwa.expect("a kichwa choice arises in random Kiswahili games");
-    let (_, g) = api.new_game(json!({"variant": "kiswahili", "opponent": "human", "start": kichwa.to_state_json()}));
-    let caps: Vec<&Value> = g["legal"].as_array().unwrap().iter().filter(|m| m["kind"] == "namua-capture").collect();
-    assert!(caps.iter().any(|a| caps.iter().any(|b| a["hole"] == b["hole"] && a["way"] != b["way"])));
+    let (_, g) = api.new_game(
+        json!({"variant": "kiswahili", "opponent": "human", "start": kichwa.to_state_json()}),
+    );
+    let caps: Vec<&Value> = g["legal"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["kind"] == "namua-capture")
+        .collect();
+    assert!(caps.iter().any(|a| caps
+        .iter()
+        .any(|b| a["hole"] == b["hole"] && a["way"] != b["way"])));
 
     // A game played to its end: no legal moves, the winner, and further moves refused.
     let (id, mut g) = api.new_game(json!({"variant": "kujifunza", "opponent": "human"}));
@@ -308,16 +492,42 @@ fn choices_and_game_over_show_in_the_view() {
             break;
         }
         let legal = notations(&g);
-        g = api.ok("POST", &format!("/api/games/{id}/moves"), json!({"move": legal[(ply * 5) % legal.len()]}));
+        g = api.ok(
+            "POST",
+            &format!("/api/games/{id}/moves"),
+            json!({"move": legal[(ply * 5) % legal.len()]}),
+        );
     }
     assert!(!g["over"].is_null(), "the game ended");
     assert!(g["legal"].as_array().unwrap().is_empty());
     assert!(g["to_move"].is_null());
-    let seeds: u64 = ["S", "N"].iter().flat_map(|s| ["front", "back"].map(|r| g["board"][s][r].as_array().unwrap().iter().map(|c| c.as_u64().unwrap()).sum::<u64>())).sum();
+    let seeds: u64 = ["S", "N"]
+        .iter()
+        .flat_map(|s| {
+            ["front", "back"].map(|r| {
+                g["board"][s][r]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|c| c.as_u64().unwrap())
+                    .sum::<u64>()
+            })
+        })
+        .sum();
     assert!(seeds <= 64);
-    let e = api.fails("POST", &format!("/api/games/{id}/moves"), r#"{"move":"A1L"}"#, StatusCode::CONFLICT);
+    let e = api.fails(
+        "POST",
+        &format!("/api/games/{id}/moves"),
+        r#"{"move":"A1L"}"#,
+        StatusCode::CONFLICT,
+    );
     assert!(e.contains("over"), "{e}");
-    api.fails("POST", &format!("/api/games/{id}/engine"), "", StatusCode::CONFLICT);
+    api.fails(
+        "POST",
+        &format!("/api/games/{id}/engine"),
+        "",
+        StatusCode::CONFLICT,
+    );
 }
 
 #[test]
@@ -328,7 +538,11 @@ fn the_engine_time_caps_a_request() {
     let t = Instant::now();
     let r = api.ok("POST", &format!("/api/games/{id}/engine"), json!({}));
     // Without the cap this search would run for minutes; the bound is loose for a busy machine.
-    assert!(t.elapsed() < Duration::from_secs(15), "took {:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_secs(15),
+        "took {:?}",
+        t.elapsed()
+    );
     assert_eq!(moves(&r["game"]).len(), 1);
     assert_eq!(r["game"]["to_move"], "N");
 }
@@ -338,28 +552,55 @@ fn a_network_engine_reports_its_evaluation_and_plays_only_its_variant() {
     use bao::neuralnet::{Lineage, NetConfig, Network};
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("tiny.safetensors");
-    let net = Network::new(&NetConfig::preset("tiny").unwrap(), Variant::Kujifunza, tch::Device::Cpu).unwrap();
+    let net = Network::new(
+        &NetConfig::preset("tiny").unwrap(),
+        Variant::Kujifunza,
+        tch::Device::Cpu,
+    )
+    .unwrap();
     net.save(&path, &Lineage::default()).unwrap();
     let spec = format!("net:{}:sims=8", path.display());
     let api = Api::new(&[spec.as_str()], 8, 3000);
 
     let info = api.ok("GET", "/api/info", json!(null));
     assert_eq!(info["engines"]["kujifunza"], json!([spec]));
-    assert_eq!(info["engines"]["kiswahili"], json!([]), "a kujifunza network is not offered for kiswahili");
-    let e = api.fails("POST", "/api/games", r#"{"variant":"kiswahili"}"#, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        info["engines"]["kiswahili"],
+        json!([]),
+        "a kujifunza network is not offered for kiswahili"
+    );
+    let e = api.fails(
+        "POST",
+        "/api/games",
+        r#"{"variant":"kiswahili"}"#,
+        StatusCode::BAD_REQUEST,
+    );
     assert!(e.contains("no engine is offered"), "{e}");
 
     let (id, _) = api.new_game(json!({"variant": "kujifunza", "engine_side": "S"}));
     let r = api.ok("POST", &format!("/api/games/{id}/engine"), json!({}));
     let note = &r["game"]["last"]["engine"];
-    let p = note["win_probability"].as_f64().expect("a network gives a value");
+    let p = note["win_probability"]
+        .as_f64()
+        .expect("a network gives a value");
     assert!((0.0..=1.0).contains(&p), "{note}");
     // The most visited moves, best first (the move played may tie with them on visits).
     let start = Position::start(Variant::Kujifunza).legal_notations();
-    let visits: Vec<u64> = note["top"].as_array().unwrap().iter().map(|m| {
-        assert!(start.contains(&m["notation"].as_str().unwrap().to_string()), "{m}");
-        m["visits"].as_u64().unwrap()
-    }).collect();
-    assert!(!visits.is_empty() && visits.windows(2).all(|w| w[0] >= w[1]), "{visits:?}");
+    let visits: Vec<u64> = note["top"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            assert!(
+                start.contains(&m["notation"].as_str().unwrap().to_string()),
+                "{m}"
+            );
+            m["visits"].as_u64().unwrap()
+        })
+        .collect();
+    assert!(
+        !visits.is_empty() && visits.windows(2).all(|w| w[0] >= w[1]),
+        "{visits:?}"
+    );
     assert_eq!(note["pv"][0], r["move"]);
 }

@@ -21,9 +21,17 @@ impl Drop for Killed {
 }
 
 fn chromium() -> Option<PathBuf> {
-    let candidates = std::env::var_os("CHROMIUM").map(PathBuf::from).into_iter().chain(
-        ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"].map(PathBuf::from),
-    );
+    let candidates = std::env::var_os("CHROMIUM")
+        .map(PathBuf::from)
+        .into_iter()
+        .chain(
+            [
+                "/usr/bin/chromium",
+                "/usr/bin/chromium-browser",
+                "/usr/bin/google-chrome",
+            ]
+            .map(PathBuf::from),
+        );
     candidates.into_iter().find(|p| p.is_file())
 }
 
@@ -42,14 +50,28 @@ fn the_page_plays_by_clicks_in_headless_chromium() {
 
     let mut server = Killed(
         Command::new(env!("CARGO_BIN_EXE_bao"))
-            .args(["serve", "--addr", "127.0.0.1:0", "--opponent", "greedy", "--opponent", "random"])
+            .args([
+                "serve",
+                "--addr",
+                "127.0.0.1:0",
+                "--opponent",
+                "greedy",
+                "--opponent",
+                "random",
+            ])
             .stdout(Stdio::piped())
             .spawn()
             .expect("start bao serve"),
     );
     let mut line = String::new();
-    BufReader::new(server.0.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let url = line.trim().strip_prefix("bao serve: listening on ").unwrap_or_else(|| panic!("unexpected first line {line:?}")).to_string();
+    BufReader::new(server.0.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("bao serve: listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .to_string();
 
     let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("serve-e2e.png");
     let _ = std::fs::remove_file(&shot);
@@ -73,10 +95,20 @@ fn the_page_plays_by_clicks_in_headless_chromium() {
         std::thread::sleep(Duration::from_millis(100));
     };
     let out = node.wait_with_output().unwrap();
-    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
     println!("{stdout}{stderr}");
     assert!(status.success(), "browser test failed:\n{stdout}\n{stderr}");
     let png = std::fs::read(&shot).expect("screenshot written");
-    assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "a real screenshot: {} bytes", png.len());
-    assert!(server.0.try_wait().unwrap().is_none(), "the server is still up after the test");
+    assert!(
+        png.starts_with(b"\x89PNG") && png.len() > 10_000,
+        "a real screenshot: {} bytes",
+        png.len()
+    );
+    assert!(
+        server.0.try_wait().unwrap().is_none(),
+        "the server is still up after the test"
+    );
 }

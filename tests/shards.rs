@@ -1,7 +1,10 @@
 //! Sample shards and game records: round trips and clear errors on damaged files.
 
 use bao::dataio::records::{parse_records, read_records, write_records, GameRecord, GameResult};
-use bao::dataio::shard::{decode_shard, encode_shard, header_count, list_shards, read_shard, Sample, ShardWriter, HEADER_LEN};
+use bao::dataio::shard::{
+    decode_shard, encode_shard, header_count, list_shards, read_shard, Sample, ShardWriter,
+    HEADER_LEN,
+};
 use bao::game::{After, Position, Variant, ACTIONS};
 
 fn sample(k: u32) -> Sample {
@@ -38,15 +41,25 @@ fn shards_round_trip() {
         all.extend(s.samples);
     }
     assert_eq!(all, (0..10).map(sample).collect::<Vec<_>>());
-    assert_eq!(all[0].position().unwrap(), Position::start(Variant::Kiswahili));
+    assert_eq!(
+        all[0].position().unwrap(),
+        Position::start(Variant::Kiswahili)
+    );
     // No temporary files left behind.
-    assert!(std::fs::read_dir(dir.path()).unwrap().all(|e| !e.unwrap().path().to_string_lossy().ends_with(".tmp")));
+    assert!(std::fs::read_dir(dir.path()).unwrap().all(|e| !e
+        .unwrap()
+        .path()
+        .to_string_lossy()
+        .ends_with(".tmp")));
 
     // A second writer continues the numbering instead of overwriting.
     let mut w2 = ShardWriter::new(dir.path(), "sp", Variant::Kujifunza, 8, "net-g8", 4).unwrap();
     w2.push(sample(0)).unwrap();
     let more = w2.finish().unwrap();
-    assert!(more[0].to_string_lossy().ends_with("sp-000003.shard"), "{more:?}");
+    assert!(
+        more[0].to_string_lossy().ends_with("sp-000003.shard"),
+        "{more:?}"
+    );
 }
 
 #[test]
@@ -113,7 +126,10 @@ fn records_round_trip_and_replay() {
     let e = format!("{:#}", bad.replay().unwrap_err());
     assert!(e.contains("ply 2"), "{e}");
     // Unknown fields and broken lines name the line.
-    let e = format!("{:#}", parse_records("\n{\"variant\":\"kujifunza\"}\n", "f").unwrap_err());
+    let e = format!(
+        "{:#}",
+        parse_records("\n{\"variant\":\"kujifunza\"}\n", "f").unwrap_err()
+    );
     assert!(e.contains("f:2"), "{e}");
     let _ = ACTIONS;
 }

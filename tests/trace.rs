@@ -24,10 +24,22 @@ fn every_trace_reaches_the_generators_result() {
                     assert_eq!(t.mover, pos.to_move());
                     let last = t.steps.last().expect("at least one step");
                     for s in &t.steps {
-                        assert_eq!(s.board.total_seeds(), TOTAL_SEEDS, "seeds conserved at {:?} of {}", s.step, pos.to_json());
+                        assert_eq!(
+                            s.board.total_seeds(),
+                            TOTAL_SEEDS,
+                            "seeds conserved at {:?} of {}",
+                            s.step,
+                            pos.to_json()
+                        );
                         seen_steps.insert(kind(&s.step));
                     }
-                    assert_eq!(t.steps.iter().filter(|s| matches!(s.step, Step::End(_))).count(), 1);
+                    assert_eq!(
+                        t.steps
+                            .iter()
+                            .filter(|s| matches!(s.step, Step::End(_)))
+                            .count(),
+                        1
+                    );
                     assert_eq!(t.sown(), lm.sown as u32, "{}", pos.to_json());
                     assert_eq!(t.captured().min(255), lm.captured as u32);
                     match lm.after {
@@ -35,9 +47,17 @@ fn every_trace_reaches_the_generators_result() {
                             assert!(!matches!(last.step, Step::End(EndReason::Won)));
                             assert_eq!(last.board.carried, 0);
                             for side in Side::BOTH {
-                                assert_eq!(&last.board.holes[side.index()], next.ring(side), "{}", pos.to_json());
+                                assert_eq!(
+                                    &last.board.holes[side.index()],
+                                    next.ring(side),
+                                    "{}",
+                                    pos.to_json()
+                                );
                                 assert_eq!(last.board.hand[side.index()], next.hand(side));
-                                assert_eq!(last.board.nyumba[side.index()], next.nyumba_owned(side));
+                                assert_eq!(
+                                    last.board.nyumba[side.index()],
+                                    next.nyumba_owned(side)
+                                );
                             }
                         }
                         After::Won(o) => {
@@ -56,10 +76,22 @@ fn every_trace_reaches_the_generators_result() {
             }
         }
     }
-    assert!(checked.iter().all(|&n| n > 1000), "checked {checked:?} moves");
+    assert!(
+        checked.iter().all(|&n| n > 1000),
+        "checked {checked:?} moves"
+    );
     println!("traced {checked:?} moves (kiswahili, kujifunza); saw {seen_steps:?}");
     // Every kind of step and every way of ending came up (the test saw real moves).
-    for k in ["HandSeed", "Lap", "Capture", "Safari", "End(EmptyHole)", "End(Won)", "End(NyumbaStop)", "End(TakasiaStop)"] {
+    for k in [
+        "HandSeed",
+        "Lap",
+        "Capture",
+        "Safari",
+        "End(EmptyHole)",
+        "End(Won)",
+        "End(NyumbaStop)",
+        "End(TakasiaStop)",
+    ] {
         assert!(seen_steps.contains(k), "never saw {k}: {seen_steps:?}");
     }
 }
@@ -67,7 +99,11 @@ fn every_trace_reaches_the_generators_result() {
 fn kind(step: &Step) -> String {
     match step {
         Step::End(r) => format!("End({r:?})"),
-        other => format!("{other:?}").split([' ', '{']).next().unwrap_or_default().to_string(),
+        other => format!("{other:?}")
+            .split([' ', '{'])
+            .next()
+            .unwrap_or_default()
+            .to_string(),
     }
 }
 
@@ -76,7 +112,11 @@ fn the_opening_told_step_by_step() {
     let start = Position::start(Variant::Kiswahili);
     let a7l = start.parse_move("A7L").unwrap();
     let t = start.trace(a7l.mv).unwrap();
-    let text: Vec<String> = t.steps.iter().map(|s| s.step.describe(Side::South)).collect();
+    let text: Vec<String> = t
+        .steps
+        .iter()
+        .map(|s| s.step.describe(Side::South))
+        .collect();
     assert_eq!(
         text,
         [
@@ -85,14 +125,26 @@ fn the_opening_told_step_by_step() {
             "the last seed fell into an empty hole: the move ends",
         ]
     );
-    assert_eq!(t.steps[0].board.front(Side::South), [0, 0, 0, 0, 6, 2, 3, 0]);
+    assert_eq!(
+        t.steps[0].board.front(Side::South),
+        [0, 0, 0, 0, 6, 2, 3, 0]
+    );
     assert_eq!(t.steps[0].board.hand, [21, 22]);
-    assert_eq!(t.steps[1].board.front(Side::South), [0, 0, 0, 1, 7, 3, 0, 0]);
+    assert_eq!(
+        t.steps[1].board.front(Side::South),
+        [0, 0, 0, 1, 7, 3, 0, 0]
+    );
 
-    let After::Position(p) = a7l.after else { panic!("A7L ends the game?") };
+    let After::Position(p) = a7l.after else {
+        panic!("A7L ends the game?")
+    };
     let a5r = p.parse_move("a5R").unwrap();
     let t = p.trace(a5r.mv).unwrap();
-    let text: Vec<String> = t.steps.iter().map(|s| s.step.describe(Side::North)).collect();
+    let text: Vec<String> = t
+        .steps
+        .iter()
+        .map(|s| s.step.describe(Side::North))
+        .collect();
     assert_eq!(
         text,
         [
@@ -103,7 +155,10 @@ fn the_opening_told_step_by_step() {
         ]
     );
     assert_eq!(t.steps[1].board.carried, 1);
-    assert_eq!(t.steps[1].board.front(Side::South), [0, 0, 0, 0, 7, 3, 0, 0]);
+    assert_eq!(
+        t.steps[1].board.front(Side::South),
+        [0, 0, 0, 0, 7, 3, 0, 0]
+    );
     // An illegal move is refused, not traced.
     assert!(p.trace(a7l.mv).is_err());
 }

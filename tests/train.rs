@@ -45,35 +45,78 @@ fn tiny_run_writes_everything_and_resumes_to_the_same_generations() {
     let run = tmp.path().join("run");
     let one_dir = tmp.path().join("one");
     std::fs::create_dir_all(&one_dir).unwrap();
-    let one = write_config(&one_dir, &CONFIG.replace("generations = 2", "generations = 1"));
+    let one = write_config(
+        &one_dir,
+        &CONFIG.replace("generations = 2", "generations = 1"),
+    );
     assert_eq!(train(&one, &run, None).unwrap().len(), 1);
-    let state: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(run.join("state.json")).unwrap()).unwrap();
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("state.json")).unwrap()).unwrap();
     assert_eq!(state["generation"], 1);
-    assert_eq!(train(&cfg, &run, None).unwrap().len(), 2, "raising generations continues the run");
+    assert_eq!(
+        train(&cfg, &run, None).unwrap().len(),
+        2,
+        "raising generations continues the run"
+    );
     // Another architecture is refused for this run directory.
     let other_dir = tmp.path().join("other");
     std::fs::create_dir_all(&other_dir).unwrap();
-    let other = write_config(&other_dir, &CONFIG.replace("preset = \"tiny\"", "preset = \"small\""));
+    let other = write_config(
+        &other_dir,
+        &CONFIG.replace("preset = \"tiny\"", "preset = \"small\""),
+    );
     let err = format!("{:#}", train(&other, &run, None).unwrap_err());
     assert!(err.contains("different config"), "{err}");
 
     let full = tmp.path().join("full");
     let history = train(&cfg, &full, None).unwrap();
     assert_eq!(history.len(), 2);
-    for f in ["state.json", "metrics.jsonl", "metrics.csv", "steps.csv", "curve.svg", "config.toml",
-              "models/gen-000000.safetensors", "models/gen-000002.safetensors", "models/gen-000002.json"] {
+    for f in [
+        "state.json",
+        "metrics.jsonl",
+        "metrics.csv",
+        "steps.csv",
+        "curve.svg",
+        "config.toml",
+        "models/gen-000000.safetensors",
+        "models/gen-000002.safetensors",
+        "models/gen-000002.json",
+    ] {
         assert!(full.join(f).exists(), "{f} missing");
     }
-    assert_eq!(std::fs::read_to_string(full.join("metrics.csv")).unwrap().lines().count(), 3);
+    assert_eq!(
+        std::fs::read_to_string(full.join("metrics.csv"))
+            .unwrap()
+            .lines()
+            .count(),
+        3
+    );
     // The final table shows the games behind each score: 4 games against random.
     let g = &history[1].vs_games[0];
     assert_eq!(g.wins + g.losses + g.unfinished, 4);
     let table = results_table(&history);
-    let row = table.lines().find(|l| l.starts_with("random")).expect("a row for random");
-    assert!(row.contains(&format!("{}-{}-{}", g.wins, g.losses, g.unfinished)), "{table}");
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("random"))
+        .expect("a row for random");
+    assert!(
+        row.contains(&format!("{}-{}-{}", g.wins, g.losses, g.unfinished)),
+        "{table}"
+    );
     // Simulate a crash in generation 2: state says 1, leftovers of generation 2 lie around.
-    std::fs::write(full.join("state.json"), serde_json::to_string(&serde_json::json!({"generation": 1, "steps": history[0].steps, "elapsed_secs": 1.0})).unwrap()).unwrap();
-    let lines: Vec<String> = std::fs::read_to_string(full.join("metrics.jsonl")).unwrap().lines().map(String::from).collect();
+    std::fs::write(
+        full.join("state.json"),
+        serde_json::to_string(
+            &serde_json::json!({"generation": 1, "steps": history[0].steps, "elapsed_secs": 1.0}),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let lines: Vec<String> = std::fs::read_to_string(full.join("metrics.jsonl"))
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
     std::fs::write(full.join("metrics.jsonl"), format!("{}\n", lines[0])).unwrap();
     let resumed = train(&cfg, &full, None).unwrap();
     assert_eq!(resumed.len(), 2);
@@ -85,7 +128,10 @@ fn tiny_run_writes_everything_and_resumes_to_the_same_generations() {
 #[test]
 fn a_new_run_can_start_from_a_checkpoint() {
     let tmp = tempfile::tempdir().unwrap();
-    let one = write_config(tmp.path(), &CONFIG.replace("generations = 2", "generations = 1"));
+    let one = write_config(
+        tmp.path(),
+        &CONFIG.replace("generations = 2", "generations = 1"),
+    );
     let first = tmp.path().join("first");
     let fresh = train(&one, &first, None).unwrap();
     let init = first.join("models/gen-000001.safetensors");
@@ -94,30 +140,61 @@ fn a_new_run_can_start_from_a_checkpoint() {
     // A random network trains after one round of self-play (8 games, at most 8 x 60 plies, so
     // fewer than window_min = 500 positions); a trained one first fills its window.
     assert_eq!(fresh[0].selfplay_games, 8);
-    assert!(fresh[0].selfplay_positions < 500, "{}", fresh[0].selfplay_positions);
-    assert!(from_init[0].selfplay_positions >= 500, "{}", from_init[0].selfplay_positions);
-    assert!(from_init[0].selfplay_games >= 16 && from_init[0].selfplay_games % 8 == 0, "{}", from_init[0].selfplay_games);
+    assert!(
+        fresh[0].selfplay_positions < 500,
+        "{}",
+        fresh[0].selfplay_positions
+    );
+    assert!(
+        from_init[0].selfplay_positions >= 500,
+        "{}",
+        from_init[0].selfplay_positions
+    );
+    assert!(
+        from_init[0].selfplay_games >= 16 && from_init[0].selfplay_games % 8 == 0,
+        "{}",
+        from_init[0].selfplay_games
+    );
     // Generation 0 of the new run is the init checkpoint: same weights, its step count, and
     // its name recorded as the parent.
     let a = std::fs::read(&init).unwrap();
     let b = std::fs::read(second.join("models/gen-000000.safetensors")).unwrap();
     assert_eq!(a, b, "generation 0 carries the init weights");
-    let meta0: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(second.join("models/gen-000000.json")).unwrap()).unwrap();
-    let meta_init: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(first.join("models/gen-000001.json")).unwrap()).unwrap();
+    let meta0: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(second.join("models/gen-000000.json")).unwrap(),
+    )
+    .unwrap();
+    let meta_init: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(first.join("models/gen-000001.json")).unwrap(),
+    )
+    .unwrap();
     assert_eq!(meta0["step"], meta_init["step"]);
     assert_eq!(meta0["parent"], "gen-000001.safetensors");
-    let state: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(second.join("state.json")).unwrap()).unwrap();
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(second.join("state.json")).unwrap()).unwrap();
     assert_eq!(state["init"], init.display().to_string());
     // A checkpoint of another architecture or variant is refused, naming --init.
     let small_dir = tmp.path().join("small");
     std::fs::create_dir_all(&small_dir).unwrap();
-    let small = write_config(&small_dir, &CONFIG.replace("preset = \"tiny\"", "preset = \"small\""));
-    let err = format!("{:#}", train(&small, &tmp.path().join("third"), Some(&init)).unwrap_err());
+    let small = write_config(
+        &small_dir,
+        &CONFIG.replace("preset = \"tiny\"", "preset = \"small\""),
+    );
+    let err = format!(
+        "{:#}",
+        train(&small, &tmp.path().join("third"), Some(&init)).unwrap_err()
+    );
     assert!(err.contains("--init") && err.contains("differs"), "{err}");
     let kis_dir = tmp.path().join("kis");
     std::fs::create_dir_all(&kis_dir).unwrap();
-    let kis = write_config(&kis_dir, &CONFIG.replace("variant = \"kujifunza\"", "variant = \"kiswahili\""));
-    let err = format!("{:#}", train(&kis, &tmp.path().join("fourth"), Some(&init)).unwrap_err());
+    let kis = write_config(
+        &kis_dir,
+        &CONFIG.replace("variant = \"kujifunza\"", "variant = \"kiswahili\""),
+    );
+    let err = format!(
+        "{:#}",
+        train(&kis, &tmp.path().join("fourth"), Some(&init)).unwrap_err()
+    );
     assert!(err.contains("--init") && err.contains("kujifunza"), "{err}");
 }
 
@@ -130,16 +207,29 @@ fn foreign_and_corrupt_run_directories_are_refused() {
     std::fs::write(foreign.join("notes.txt"), "mine").unwrap();
     let err = format!("{:#}", train(&cfg, &foreign, None).unwrap_err());
     assert!(err.contains("not a bao run directory"), "{err}");
-    assert_eq!(std::fs::read_to_string(foreign.join("notes.txt")).unwrap(), "mine", "left intact");
+    assert_eq!(
+        std::fs::read_to_string(foreign.join("notes.txt")).unwrap(),
+        "mine",
+        "left intact"
+    );
     let corrupt = tmp.path().join("corrupt");
     std::fs::create_dir_all(&corrupt).unwrap();
     std::fs::copy(&cfg, corrupt.join("config.toml")).unwrap();
     std::fs::write(corrupt.join("state.json"), "{not json").unwrap();
     let err = format!("{:#}", train(&cfg, &corrupt, None).unwrap_err());
     assert!(err.contains("corrupt run state"), "{err}");
-    let bad = write_config(tmp.path(), &CONFIG.replace("batch_size = 32", "batch_sise = 32"));
-    let err = format!("{:#}", train(&bad, &tmp.path().join("x"), None).unwrap_err());
-    assert!(err.contains("batch_sise") && err.contains("cfg.toml"), "{err}");
+    let bad = write_config(
+        tmp.path(),
+        &CONFIG.replace("batch_size = 32", "batch_sise = 32"),
+    );
+    let err = format!(
+        "{:#}",
+        train(&bad, &tmp.path().join("x"), None).unwrap_err()
+    );
+    assert!(
+        err.contains("batch_sise") && err.contains("cfg.toml"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -150,18 +240,49 @@ fn trainer_overfits_a_small_fixed_set() {
     sp.selfplay.games_in_flight = 8;
     sp.selfplay.sims = 16;
     sp.selfplay.max_plies = 60;
-    bao::program::selfplay::run_selfplay(&sp, &mut bao::search::UniformEvaluator, 8, tmp.path(), false).unwrap();
+    bao::program::selfplay::run_selfplay(
+        &sp,
+        &mut bao::search::UniformEvaluator,
+        8,
+        tmp.path(),
+        false,
+    )
+    .unwrap();
     let mut window = load_window(&[tmp.path().to_path_buf()], 10_000).unwrap();
     window.truncate(64);
     assert!(window.len() >= 32);
-    let net = Network::new(&NetConfig::preset("tiny").unwrap(), bao::game::Variant::Kujifunza, tch::Device::Cpu).unwrap();
+    let net = Network::new(
+        &NetConfig::preset("tiny").unwrap(),
+        bao::game::Variant::Kujifunza,
+        tch::Device::Cpu,
+    )
+    .unwrap();
     let mut opt = OptimizerConfig::default();
     opt.learning_rate = 0.01;
     let mut learner = Learner::new(net, opt).unwrap();
     let mut rng = rand::rngs::SmallRng::seed_from_u64(1);
-    let first = train_steps(&mut learner, &window, 5, 64, false, 0.0, &mut rng, |_| Ok(())).unwrap();
-    train_steps(&mut learner, &window, 300, 64, false, 0.0, &mut rng, |_| Ok(())).unwrap();
-    let last = train_steps(&mut learner, &window, 5, 64, false, 0.0, &mut rng, |_| Ok(())).unwrap();
-    assert!(last.value < first.value / 3.0, "value loss {} -> {}", first.value, last.value);
-    assert!(last.total < first.total * 0.8, "total loss {} -> {}", first.total, last.total);
+    let first = train_steps(&mut learner, &window, 5, 64, false, 0.0, &mut rng, |_| {
+        Ok(())
+    })
+    .unwrap();
+    train_steps(&mut learner, &window, 300, 64, false, 0.0, &mut rng, |_| {
+        Ok(())
+    })
+    .unwrap();
+    let last = train_steps(&mut learner, &window, 5, 64, false, 0.0, &mut rng, |_| {
+        Ok(())
+    })
+    .unwrap();
+    assert!(
+        last.value < first.value / 3.0,
+        "value loss {} -> {}",
+        first.value,
+        last.value
+    );
+    assert!(
+        last.total < first.total * 0.8,
+        "total loss {} -> {}",
+        first.total,
+        last.total
+    );
 }

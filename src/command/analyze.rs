@@ -71,19 +71,29 @@ fn position(args: &Args) -> anyhow::Result<Position> {
             let text = if p.trim_start().starts_with('{') {
                 p.clone()
             } else {
-                std::fs::read_to_string(p).with_context(|| format!("cannot read position file {p}"))?
+                std::fs::read_to_string(p)
+                    .with_context(|| format!("cannot read position file {p}"))?
             };
-            let pos = Position::from_json(text.trim()).with_context(|| format!("--position {p}"))?;
+            let pos =
+                Position::from_json(text.trim()).with_context(|| format!("--position {p}"))?;
             if let Some(v) = args.variant.filter(|&v| v != pos.variant()) {
                 bail!("--variant {v} but the position is {}", pos.variant());
             }
             pos
         }
     };
-    let moves: Vec<&str> = args.moves.as_deref().map(|m| m.split_whitespace().collect()).unwrap_or_default();
+    let moves: Vec<&str> = args
+        .moves
+        .as_deref()
+        .map(|m| m.split_whitespace().collect())
+        .unwrap_or_default();
     match start.play_line(&moves).context("--moves")? {
         After::Position(pos) => Ok(pos),
-        After::Won(o) => bail!("--moves: the game is over ({} wins, {})", o.winner, o.reason.name()),
+        After::Won(o) => bail!(
+            "--moves: the game is over ({} wins, {})",
+            o.winner,
+            o.reason.name()
+        ),
     }
 }
 
@@ -91,7 +101,8 @@ fn position(args: &Args) -> anyhow::Result<Position> {
 fn search_params(sets: &[String]) -> anyhow::Result<SearchParams> {
     let mut table = toml::Table::new();
     super::selfplay::apply_overrides(&mut table, sets)?;
-    crate::config::parse_toml(&toml::to_string(&table)?).context("invalid search parameters (--set)")
+    crate::config::parse_toml(&toml::to_string(&table)?)
+        .context("invalid search parameters (--set)")
 }
 
 /// The report as a table for the terminal.
@@ -108,7 +119,10 @@ fn render(pos: &Position, r: &Report, top: usize) -> String {
         100.0 * r.win_probability(),
         r.simulations
     );
-    out += &format!("{:<6} {:>7} {:>6} {:>7} {:>7}\n", "move", "visits", "share", "prior", "value");
+    out += &format!(
+        "{:<6} {:>7} {:>6} {:>7} {:>7}\n",
+        "move", "visits", "share", "prior", "value"
+    );
     let total = r.moves.iter().map(|m| m.visits).sum::<u32>().max(1) as f32;
     for m in r.moves.iter().take(top) {
         let value = match (m.proven_win, m.value) {

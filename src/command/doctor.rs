@@ -17,12 +17,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     println!("cudnn available {}", tch::Cuda::cudnn_is_available());
     println!("torch threads   {} intra-op", tch::get_num_threads());
     println!("rayon threads   {}", rayon::current_num_threads());
-    println!("cpu cores       {}", std::thread::available_parallelism().map_or(1, |n| n.get()));
+    println!(
+        "cpu cores       {}",
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
     if args.check {
         let x = tch::Tensor::randn([4, 8], (tch::Kind::Float, tch::Device::Cpu));
         let w = tch::Tensor::randn([8, 2], (tch::Kind::Float, tch::Device::Cpu));
         let y = x.matmul(&w);
-        anyhow::ensure!(y.size() == [4, 2], "libtorch matmul gave shape {:?}", y.size());
+        anyhow::ensure!(
+            y.size() == [4, 2],
+            "libtorch matmul gave shape {:?}",
+            y.size()
+        );
         println!("libtorch check  ok (a 4x8 @ 8x2 matmul ran)");
     }
     Ok(())

@@ -45,8 +45,15 @@ pub struct EngineSession {
 
 impl EngineSession {
     pub fn new(spec: PlayerSpec, variant: Variant, seed: u64) -> anyhow::Result<EngineSession> {
-        let player = players::build(&spec, variant, seed).with_context(|| format!("cannot build player `{spec}`"))?;
-        Ok(EngineSession { spec, seed, variant, player, position: Some(Position::start(variant)) })
+        let player = players::build(&spec, variant, seed)
+            .with_context(|| format!("cannot build player `{spec}`"))?;
+        Ok(EngineSession {
+            spec,
+            seed,
+            variant,
+            player,
+            position: Some(Position::start(variant)),
+        })
     }
 
     /// The answer to one command line; `None` for `quit`.
@@ -78,14 +85,25 @@ impl EngineSession {
                 Ok("ok".into())
             }
             ["position", "json", ..] => {
-                let body = line.trim_start_matches("position").trim_start().trim_start_matches("json").trim();
+                let body = line
+                    .trim_start_matches("position")
+                    .trim_start()
+                    .trim_start_matches("json")
+                    .trim();
                 let (json, moves) = match body.find(" moves") {
-                    Some(i) if body[..i].trim_end().ends_with('}') => (&body[..i], Some(&body[i + 6..])),
+                    Some(i) if body[..i].trim_end().ends_with('}') => {
+                        (&body[..i], Some(&body[i + 6..]))
+                    }
                     _ => (body, None),
                 };
-                anyhow::ensure!(!json.is_empty(), "usage: position json <R13 JSON> [moves ...]");
+                anyhow::ensure!(
+                    !json.is_empty(),
+                    "usage: position json <R13 JSON> [moves ...]"
+                );
                 let start = Position::from_json(json)?;
-                let moves: Vec<&str> = moves.map(|m| m.split_whitespace().collect()).unwrap_or_default();
+                let moves: Vec<&str> = moves
+                    .map(|m| m.split_whitespace().collect())
+                    .unwrap_or_default();
                 let pos = apply_moves(start, &moves)?;
                 if start.variant() != self.variant {
                     self.set_variant(start.variant())?;
@@ -93,16 +111,23 @@ impl EngineSession {
                 self.position = pos;
                 Ok("ok".into())
             }
-            ["position", ..] => anyhow::bail!("usage: position startpos|json <R13 JSON> [moves m1 m2 ...]"),
+            ["position", ..] => {
+                anyhow::bail!("usage: position startpos|json <R13 JSON> [moves m1 m2 ...]")
+            }
             ["go", rest @ ..] => {
                 let limits = parse_go(rest)?;
                 let pos = self.position.context("no legal move: the game is over")?;
-                anyhow::ensure!(!pos.legal_moves().is_empty(), "no legal move: the game is over");
+                anyhow::ensure!(
+                    !pos.legal_moves().is_empty(),
+                    "no legal move: the game is over"
+                );
                 let chosen = self.player.choose(&pos, &limits)?;
                 Ok(format!("bestmove {}", chosen.mv.notation(pos.to_move())))
             }
             ["name"] => Ok(format!("name {}", self.player.name())),
-            [cmd, ..] => anyhow::bail!("unknown command `{cmd}` (expected variant, position, go, name or quit)"),
+            [cmd, ..] => anyhow::bail!(
+                "unknown command `{cmd}` (expected variant, position, go, name or quit)"
+            ),
         }
     }
 
@@ -136,19 +161,28 @@ fn parse_go(rest: &[&str]) -> anyhow::Result<Limits> {
     let mut limits = Limits::default();
     let mut it = rest.iter();
     while let Some(&key) = it.next() {
-        let value = it.next().with_context(|| format!("`go {key}` needs a number"))?;
-        let n: u64 = value.parse().map_err(|_| anyhow::anyhow!("`go {key} {value}`: `{value}` is not a non-negative integer"))?;
+        let value = it
+            .next()
+            .with_context(|| format!("`go {key}` needs a number"))?;
+        let n: u64 = value.parse().map_err(|_| {
+            anyhow::anyhow!("`go {key} {value}`: `{value}` is not a non-negative integer")
+        })?;
         match key {
             "sims" => limits.sims = Some(u32::try_from(n).context("sims too large")?),
             "depth" => {
-                anyhow::ensure!((1..=64).contains(&n), "`go depth {n}`: depth must be 1..=64");
+                anyhow::ensure!(
+                    (1..=64).contains(&n),
+                    "`go depth {n}`: depth must be 1..=64"
+                );
                 limits.depth = Some(n as u32);
             }
             "movetime" => {
                 anyhow::ensure!(n > 0, "`go movetime 0`: movetime must be at least 1 ms");
                 limits.movetime = Some(Duration::from_millis(n));
             }
-            other => anyhow::bail!("unknown go option `{other}` (expected sims, depth or movetime)"),
+            other => {
+                anyhow::bail!("unknown go option `{other}` (expected sims, depth or movetime)")
+            }
         }
     }
     Ok(limits)
@@ -198,17 +232,51 @@ mod tests {
         let reply = s.respond(&format!("position startpos moves {mv}")).unwrap();
         assert_eq!(reply, "ok");
         let best2 = s.respond("go depth 2 movetime 50 sims 10").unwrap();
-        assert!(after.parse_move(best2.strip_prefix("bestmove ").unwrap()).is_ok(), "{best2}");
+        assert!(
+            after
+                .parse_move(best2.strip_prefix("bestmove ").unwrap())
+                .is_ok(),
+            "{best2}"
+        );
         // The same position as JSON, with and without moves.
-        assert_eq!(s.respond(&format!("position json {}", after.to_json())).unwrap(), "ok");
-        assert_eq!(s.respond(&format!("position json {} moves", start.to_json())).unwrap(), "ok");
-        assert_eq!(s.respond(&format!("position json {} moves {mv}", start.to_json())).unwrap(), "ok");
+        assert_eq!(
+            s.respond(&format!("position json {}", after.to_json()))
+                .unwrap(),
+            "ok"
+        );
+        assert_eq!(
+            s.respond(&format!("position json {} moves", start.to_json()))
+                .unwrap(),
+            "ok"
+        );
+        assert_eq!(
+            s.respond(&format!("position json {} moves {mv}", start.to_json()))
+                .unwrap(),
+            "ok"
+        );
         let best3 = s.respond("go").unwrap();
-        assert!(after.parse_move(best3.strip_prefix("bestmove ").unwrap()).is_ok(), "{best3}");
+        assert!(
+            after
+                .parse_move(best3.strip_prefix("bestmove ").unwrap())
+                .is_ok(),
+            "{best3}"
+        );
         // JSON switches the variant.
-        assert_eq!(s.respond(&format!("position json {}", Position::start(Variant::Kiswahili).to_json())).unwrap(), "ok");
+        assert_eq!(
+            s.respond(&format!(
+                "position json {}",
+                Position::start(Variant::Kiswahili).to_json()
+            ))
+            .unwrap(),
+            "ok"
+        );
         let best4 = s.respond("go").unwrap();
-        assert!(Position::start(Variant::Kiswahili).parse_move(&best4[9..]).is_ok(), "{best4}");
+        assert!(
+            Position::start(Variant::Kiswahili)
+                .parse_move(&best4[9..])
+                .is_ok(),
+            "{best4}"
+        );
         assert_eq!(s.respond("quit"), None);
     }
 
@@ -218,10 +286,17 @@ mod tests {
         assert_eq!(s.respond("variant kujifunza").unwrap(), "ok");
         let start = Position::start(Variant::Kujifunza);
         let legal = start.legal_notations()[0].clone();
-        assert_eq!(s.respond(&format!("position startpos moves {legal}")).unwrap(), "ok");
+        assert_eq!(
+            s.respond(&format!("position startpos moves {legal}"))
+                .unwrap(),
+            "ok"
+        );
         let expect_error = |s: &mut EngineSession, cmd: &str, needle: &str| {
             let r = s.respond(cmd).unwrap();
-            assert!(r.starts_with("error ") && r.contains(needle), "`{cmd}` -> `{r}` (wanted `{needle}`)");
+            assert!(
+                r.starts_with("error ") && r.contains(needle),
+                "`{cmd}` -> `{r}` (wanted `{needle}`)"
+            );
             assert!(!r.contains('\n'));
         };
         expect_error(&mut s, "", "empty command");
@@ -232,8 +307,16 @@ mod tests {
         expect_error(&mut s, "position startpos A1", "expected `moves`");
         expect_error(&mut s, "position startpos moves A9L", "move 1 `A9L`");
         expect_error(&mut s, "position startpos moves a1L", "move 1 `a1L`");
-        expect_error(&mut s, &format!("position startpos moves {legal} {legal}"), "move 2");
-        expect_error(&mut s, "position json {\"variant\":\"kujifunza\"}", "invalid state");
+        expect_error(
+            &mut s,
+            &format!("position startpos moves {legal} {legal}"),
+            "move 2",
+        );
+        expect_error(
+            &mut s,
+            "position json {\"variant\":\"kujifunza\"}",
+            "invalid state",
+        );
         expect_error(&mut s, "position json", "usage: position json");
         expect_error(&mut s, "go depth", "needs a number");
         expect_error(&mut s, "go depth x", "not a non-negative integer");
@@ -242,7 +325,10 @@ mod tests {
         expect_error(&mut s, "name now", "unknown command `name`");
         // The position set before the errors is still in force: North is to move.
         let best = s.respond("go").unwrap();
-        assert!(best.starts_with("bestmove a") || best.starts_with("bestmove b"), "{best}");
+        assert!(
+            best.starts_with("bestmove a") || best.starts_with("bestmove b"),
+            "{best}"
+        );
     }
 
     #[test]
@@ -257,7 +343,9 @@ mod tests {
         assert_eq!(s.respond(&format!("position json {over}")).unwrap(), "ok");
         let r = s.respond("go").unwrap();
         assert!(r.starts_with("error ") && r.contains("game is over"), "{r}");
-        let r = s.respond(&format!("position json {over} moves A1L")).unwrap();
+        let r = s
+            .respond(&format!("position json {over} moves A1L"))
+            .unwrap();
         assert!(r.starts_with("error "), "{r}");
     }
 }

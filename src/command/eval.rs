@@ -57,7 +57,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     config.progress = true;
     let result = tournament::run_tournament(&config)?;
     print!("{}", tournament::format_table(&result));
-    std::fs::create_dir_all(&args.out).with_context(|| format!("cannot create {}", args.out.display()))?;
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create {}", args.out.display()))?;
     let json = args.out.join("results.json");
     tournament::write_json(&result, &json)?;
     let svg = args.out.join("elo.svg");

@@ -16,14 +16,16 @@ use crate::program::fleet::trainer::{run_trainer, TrainerOptions};
 use crate::program::train::{load_window, train_steps};
 
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Fleet trainer: `bao learn --data ROOT [--config RUN.toml]` with ROOT a \
+#[command(
+    after_help = "Fleet trainer: `bao learn --data ROOT [--config RUN.toml]` with ROOT a \
 directory or an s3://, gs://, az:// URL and no --model. The first start needs --config \
 (written to ROOT/run.toml, with an optional [fleet] section) and publishes generation 0; then it \
 takes new shards from ROOT/shards/, trains once fleet.samples_per_generation new samples have \
 come (at most [train] reuse training samples per new sample), publishes \
 ROOT/models/gen-NNNNNN.safetensors and moves ROOT/models/LATEST, until [train] generations \
 (or --generations). Killed, it resumes from ROOT/trainer/; a second trainer on the same ROOT \
-fails at start. Storage errors are retried, then it exits non-zero.")]
+fails at start. Storage errors are retried, then it exits non-zero."
+)]
 pub struct Args {
     /// Directory of sample shards (searched one level deep too, e.g. a run's `data/`); or, with
     /// no --model, the ROOT of a fleet run (directory or URL).
@@ -75,8 +77,14 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let Some(model) = args.model.clone() else { return run_fleet_trainer(args) };
-    anyhow::ensure!(!is_url(&args.data), "--data {}: a URL is a fleet run; drop --model", args.data);
+    let Some(model) = args.model.clone() else {
+        return run_fleet_trainer(args);
+    };
+    anyhow::ensure!(
+        !is_url(&args.data),
+        "--data {}: a URL is a fleet run; drop --model",
+        args.data
+    );
     let data = PathBuf::from(&args.data);
     crate::neuralnet::configure_threads(None);
     let device = args.device.unwrap_or_default().resolve()?;
@@ -98,21 +106,38 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     subdirs.reverse(); // gen-NNNNNN names sort oldest first
     dirs.extend(subdirs);
     let window = load_window(&dirs, args.window)?;
-    anyhow::ensure!(!window.is_empty(), "no sample shards under {}", data.display());
+    anyhow::ensure!(
+        !window.is_empty(),
+        "no sample shards under {}",
+        data.display()
+    );
     let variant = learner.network().variant();
     let mut rng = rand::rngs::SmallRng::seed_from_u64(args.seed);
     let bar = indicatif::ProgressBar::new(args.steps as u64);
     let mirror = variant == crate::game::Variant::Kujifunza;
-    let mean = train_steps(&mut learner, &window, args.steps, args.batch_size, mirror, 0.0, &mut rng, |_| {
-        bar.inc(1);
-        Ok(())
-    })?;
+    let mean = train_steps(
+        &mut learner,
+        &window,
+        args.steps,
+        args.batch_size,
+        mirror,
+        0.0,
+        &mut rng,
+        |_| {
+            bar.inc(1);
+            Ok(())
+        },
+    )?;
     bar.finish_and_clear();
     let out = args.out.unwrap_or(model);
     learner.save(&out)?;
     println!(
         "{} steps on {} positions: policy loss {:.4}, value loss {:.4}; saved {}",
-        args.steps, window.len(), mean.policy, mean.value, out.display()
+        args.steps,
+        window.len(),
+        mean.policy,
+        mean.value,
+        out.display()
     );
     Ok(())
 }
@@ -120,13 +145,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 fn run_fleet_trainer(args: Args) -> anyhow::Result<()> {
     let store = Store::open(&args.data)?;
     let opts = TrainerOptions {
-        trainer_id: args.trainer_id.unwrap_or_else(|| format!("{}-{}", host_name(), std::process::id())),
+        trainer_id: args
+            .trainer_id
+            .unwrap_or_else(|| format!("{}-{}", host_name(), std::process::id())),
         config: args.config,
         generations: args.generations,
         max_time: args.max_time,
         poll: args.poll.map(std::time::Duration::from_secs_f64),
         device: args.device,
-        work_dir: args.work_dir.unwrap_or_else(|| crate::program::fleet::scratch_dir("trainer")),
+        work_dir: args
+            .work_dir
+            .unwrap_or_else(|| crate::program::fleet::scratch_dir("trainer")),
         progress: !args.quiet,
     };
     let s = run_trainer(&store, &opts)?;

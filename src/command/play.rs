@@ -42,8 +42,10 @@ pub fn resolve_move(pos: &Position, text: &str) -> Result<LegalMove, String> {
     let me = pos.to_move();
     let moves = pos.legal_moves();
     let lower = t.to_ascii_lowercase();
-    let matching: Vec<&LegalMove> =
-        moves.iter().filter(|lm| !lower.is_empty() && lm.notation(me).to_ascii_lowercase().starts_with(&lower)).collect();
+    let matching: Vec<&LegalMove> = moves
+        .iter()
+        .filter(|lm| !lower.is_empty() && lm.notation(me).to_ascii_lowercase().starts_with(&lower))
+        .collect();
     match matching.len() {
         1 => Ok(*matching[0]),
         0 => Err(match pos.parse_move(t) {
@@ -52,13 +54,22 @@ pub fn resolve_move(pos: &Position, text: &str) -> Result<LegalMove, String> {
         }),
         _ => Err(format!(
             "`{t}` is ambiguous: {}",
-            matching.iter().map(|lm| lm.notation(me)).collect::<Vec<_>>().join(" ")
+            matching
+                .iter()
+                .map(|lm| lm.notation(me))
+                .collect::<Vec<_>>()
+                .join(" ")
         )),
     }
 }
 
 /// Writes a chosen move's analysis, as far as the player gave one.
-pub fn describe(out: &mut dyn Write, who: &str, pos: &Position, c: &ChosenMove) -> std::io::Result<()> {
+pub fn describe(
+    out: &mut dyn Write,
+    who: &str,
+    pos: &Position,
+    c: &ChosenMove,
+) -> std::io::Result<()> {
     write!(out, "{who}: {}", c.mv.notation(pos.to_move()))?;
     if let Some(p) = c.analysis.win_probability() {
         write!(out, "  (win probability {:.0}%)", 100.0 * p)?;
@@ -105,10 +116,22 @@ pub fn session(
     let engine_name = engine.name();
     let names = |human: Side| {
         let (me, it) = ("human".to_string(), engine_name.clone());
-        if human == Side::South { vec![me, it] } else { vec![it, me] }
+        if human == Side::South {
+            vec![me, it]
+        } else {
+            vec![it, me]
+        }
     };
     let mut game = Game::new(Position::start(variant));
-    writeln!(out, "You play {} against {engine_name}. {HELP}", if human == Side::South { "South" } else { "North" })?;
+    writeln!(
+        out,
+        "You play {} against {engine_name}. {HELP}",
+        if human == Side::South {
+            "South"
+        } else {
+            "North"
+        }
+    )?;
     let mut show_board = true;
     loop {
         let fresh = show_board;
@@ -118,8 +141,17 @@ pub fn session(
         }
         let outcome = game.outcome();
         if let Some(o) = outcome.filter(|_| fresh) {
-            let who = if o.winner == human { "You win" } else { "You lose" };
-            writeln!(out, "Game over: {who} ({} wins, {}). undo, save FILE, load FILE or quit.", o.winner, o.reason.name())?;
+            let who = if o.winner == human {
+                "You win"
+            } else {
+                "You lose"
+            };
+            writeln!(
+                out,
+                "Game over: {who} ({} wins, {}). undo, save FILE, load FILE or quit.",
+                o.winner,
+                o.reason.name()
+            )?;
         }
         let pos = game.current();
         if let (None, Some(p)) = (outcome, pos) {
@@ -181,13 +213,19 @@ pub fn session(
                     writeln!(out, "nothing to undo")?;
                 }
             }
-            ("save", file) if !file.is_empty() => match game.record(names(human)).save(Path::new(file)) {
-                Ok(()) => writeln!(out, "saved {} moves to {file}", game.moves().len())?,
-                Err(e) => writeln!(out, "cannot save: {e:#}")?,
-            },
+            ("save", file) if !file.is_empty() => {
+                match game.record(names(human)).save(Path::new(file)) {
+                    Ok(()) => writeln!(out, "saved {} moves to {file}", game.moves().len())?,
+                    Err(e) => writeln!(out, "cannot save: {e:#}")?,
+                }
+            }
             ("load", file) if !file.is_empty() => {
                 match PlayRecord::load(Path::new(file)).and_then(|r| {
-                    anyhow::ensure!(r.variant == variant, "{file} is a {} game, this is {variant}", r.variant);
+                    anyhow::ensure!(
+                        r.variant == variant,
+                        "{file} is a {} game, this is {variant}",
+                        r.variant
+                    );
                     r.replay()
                 }) {
                     Ok((_, g)) => {
@@ -223,4 +261,3 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     session(&mut input, &mut out, args.variant, &spec, side, args.seed)
 }
-

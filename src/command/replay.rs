@@ -16,14 +16,29 @@ pub struct Args {
 }
 
 /// Writes every position of the record with its move, then the result.
-pub fn replay(record: &PlayRecord, out: &mut dyn Write, mut wait: Option<&mut dyn BufRead>) -> anyhow::Result<()> {
+pub fn replay(
+    record: &PlayRecord,
+    out: &mut dyn Write,
+    mut wait: Option<&mut dyn BufRead>,
+) -> anyhow::Result<()> {
     let (steps, game) = record.replay()?;
     if !record.players.is_empty() {
-        writeln!(out, "{} game: {}", record.variant, record.players.join(" (S) vs ") + " (N)")?;
+        writeln!(
+            out,
+            "{} game: {}",
+            record.variant,
+            record.players.join(" (S) vs ") + " (N)"
+        )?;
     }
     for (i, (pos, lm)) in steps.iter().enumerate() {
         writeln!(out, "\n{pos}")?;
-        writeln!(out, "move {}: {} plays {}", i + 1, pos.to_move(), lm.notation(pos.to_move()))?;
+        writeln!(
+            out,
+            "move {}: {} plays {}",
+            i + 1,
+            pos.to_move(),
+            lm.notation(pos.to_move())
+        )?;
         if let Some(input) = wait.as_deref_mut() {
             let mut line = String::new();
             if input.read_line(&mut line)? == 0 {
@@ -46,5 +61,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
     let mut out = std::io::stdout().lock();
-    replay(&record, &mut out, if args.step { Some(&mut input) } else { None })
+    replay(
+        &record,
+        &mut out,
+        if args.step { Some(&mut input) } else { None },
+    )
 }

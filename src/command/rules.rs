@@ -51,8 +51,17 @@ enum Rules {
 pub fn run(args: Args) -> anyhow::Result<()> {
     match args.what {
         Rules::Moves { variant } => moves(variant),
-        Rules::Apply { variant, json, moves } => apply(variant, json, &moves),
-        Rules::Random { variant, games, seed, max_plies } => {
+        Rules::Apply {
+            variant,
+            json,
+            moves,
+        } => apply(variant, json, &moves),
+        Rules::Random {
+            variant,
+            games,
+            seed,
+            max_plies,
+        } => {
             let stats = random_games::random_games(variant, games, seed, max_plies, true);
             print!("{}", random_games::describe(variant, &stats));
             Ok(())
@@ -87,7 +96,11 @@ fn moves(variant: Variant) -> anyhow::Result<()> {
         }
         let pos = Position::from_json(&line).with_context(|| format!("line {}", i + 1))?;
         if pos.variant() != variant {
-            bail!("line {}: state is {} but --variant is {variant}", i + 1, pos.variant());
+            bail!(
+                "line {}: state is {} but --variant is {variant}",
+                i + 1,
+                pos.variant()
+            );
         }
         writeln!(out, "{}", moves_json(&pos))?;
     }

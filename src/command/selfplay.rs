@@ -17,7 +17,8 @@ use crate::search::{Evaluator, UniformEvaluator};
 /// overridden with `--set section.key=value` (value in TOML syntax), e.g.
 /// `--set search.c_puct=1.5 --set search.algorithm=gumbel --set selfplay.sims=64`.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Config: the `[search]` and `[selfplay]` sections of a run config (other \
+#[command(
+    after_help = "Config: the `[search]` and `[selfplay]` sections of a run config (other \
 sections are ignored). Override any key with --set SECTION.KEY=VALUE (TOML value), e.g.\n  \
 --set search.c_puct=1.5 --set search.algorithm=gumbel --set selfplay.sims=64 \
 --set 'selfplay.temperature=[[0, 1.0], [30, 0.0]]'\n\
@@ -27,7 +28,8 @@ Fleet worker: `bao selfplay --model ROOT/models/LATEST --out ROOT [--worker-id a
 [--max-time 2h]` with ROOT a directory or an s3://, gs://, az:// URL: plays \
 shards with the newest model the trainer (`bao learn --data ROOT`) published, uploads them to \
 ROOT/shards/gen-NNNNNN/, follows models/LATEST between shards, and exits when the run is \
-finished. Settings come from ROOT/run.toml (--config/--set do not apply).")]
+finished. Settings come from ROOT/run.toml (--config/--set do not apply)."
+)]
 pub struct Args {
     /// Run config (TOML). Without it, defaults apply.
     #[arg(long)]
@@ -76,8 +78,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(root) = fleet_root(&args.model).map(str::to_string) {
         return run_fleet_worker(&root, args);
     }
-    anyhow::ensure!(!is_url(&args.out), "--out {}: a URL needs --model ROOT/models/LATEST (fleet mode)", args.out);
-    let games = args.games.context("--games is required (unless --model is ROOT/models/LATEST)")?;
+    anyhow::ensure!(
+        !is_url(&args.out),
+        "--out {}: a URL needs --model ROOT/models/LATEST (fleet mode)",
+        args.out
+    );
+    let games = args
+        .games
+        .context("--games is required (unless --model is ROOT/models/LATEST)")?;
     let out = PathBuf::from(&args.out);
     let config = load_config(args.config.as_deref(), &args.set)?;
     crate::neuralnet::configure_threads(None);
@@ -109,7 +117,10 @@ fn fleet_root(model: &str) -> Option<&str> {
     if model == latest {
         return Some(".");
     }
-    model.strip_suffix(latest)?.strip_suffix('/').filter(|r| !r.is_empty())
+    model
+        .strip_suffix(latest)?
+        .strip_suffix('/')
+        .filter(|r| !r.is_empty())
 }
 
 fn run_fleet_worker(root: &str, args: Args) -> anyhow::Result<()> {
@@ -127,7 +138,11 @@ fn run_fleet_worker(root: &str, args: Args) -> anyhow::Result<()> {
     );
     crate::neuralnet::configure_threads(None);
     let store = Store::open(&args.out)?;
-    let worker_id = if args.worker_id == "auto" { auto_worker_id() } else { args.worker_id.clone() };
+    let worker_id = if args.worker_id == "auto" {
+        auto_worker_id()
+    } else {
+        args.worker_id.clone()
+    };
     let opts = WorkerOptions {
         worker_id,
         cache_dir: args.cache.clone().unwrap_or_else(default_cache_dir),
@@ -157,17 +172,21 @@ fn run_fleet_worker(root: &str, args: Args) -> anyhow::Result<()> {
 pub fn load_config(path: Option<&Path>, sets: &[String]) -> anyhow::Result<SelfplayRunConfig> {
     let mut table: toml::Table = match path {
         Some(p) => {
-            let text = std::fs::read_to_string(p).with_context(|| format!("cannot read config {}", p.display()))?;
-            crate::config::parse_toml(&text).with_context(|| format!("invalid config {}", p.display()))?
+            let text = std::fs::read_to_string(p)
+                .with_context(|| format!("cannot read config {}", p.display()))?;
+            crate::config::parse_toml(&text)
+                .with_context(|| format!("invalid config {}", p.display()))?
         }
         None => toml::Table::new(),
     };
     apply_overrides(&mut table, sets)?;
     let text = toml::to_string(&table).context("cannot re-serialize config")?;
     let what = path.map_or("defaults".to_string(), |p| p.display().to_string());
-    let config: SelfplayRunConfig =
-        crate::config::parse_toml(&text).with_context(|| format!("invalid config {what} (with --set overrides)"))?;
-    config.validate().with_context(|| format!("invalid config {what}"))?;
+    let config: SelfplayRunConfig = crate::config::parse_toml(&text)
+        .with_context(|| format!("invalid config {what} (with --set overrides)"))?;
+    config
+        .validate()
+        .with_context(|| format!("invalid config {what}"))?;
     Ok(config)
 }
 
@@ -201,7 +220,10 @@ pub fn apply_overrides(table: &mut toml::Table, sets: &[String]) -> anyhow::Resu
 
 /// The evaluator behind a `--model` argument: `uniform`, or a checkpoint (`.safetensors`
 /// with its JSON sidecar) that must have been trained for `variant`.
-pub fn load_evaluator(spec: &str, variant: crate::game::Variant) -> anyhow::Result<Box<dyn Evaluator>> {
+pub fn load_evaluator(
+    spec: &str,
+    variant: crate::game::Variant,
+) -> anyhow::Result<Box<dyn Evaluator>> {
     match spec {
         "uniform" => Ok(Box::new(UniformEvaluator)),
         path => {

@@ -36,19 +36,29 @@ pub struct Args {
 
 /// The opponents offered when none is named.
 fn default_opponents() -> Vec<String> {
-    let mut specs: Vec<String> = ["models/kiswahili.safetensors", "models/kujifunza.safetensors"]
-        .into_iter()
-        .filter(|p| Path::new(p).is_file())
-        .map(|p| format!("net:{p}:sims=200"))
-        .collect();
+    let mut specs: Vec<String> = [
+        "models/kiswahili.safetensors",
+        "models/kujifunza.safetensors",
+    ]
+    .into_iter()
+    .filter(|p| Path::new(p).is_file())
+    .map(|p| format!("net:{p}:sims=200"))
+    .collect();
     specs.extend(["alphabeta:ms=1000", "greedy", "random"].map(String::from));
     specs
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     anyhow::ensure!(args.engine_ms > 0, "--engine-ms must be at least 1");
-    let texts = if args.opponents.is_empty() { default_opponents() } else { args.opponents };
-    let opponents = texts.iter().map(|t| t.parse::<PlayerSpec>()).collect::<Result<Vec<_>, _>>()?;
+    let texts = if args.opponents.is_empty() {
+        default_opponents()
+    } else {
+        args.opponents
+    };
+    let opponents = texts
+        .iter()
+        .map(|t| t.parse::<PlayerSpec>())
+        .collect::<Result<Vec<_>, _>>()?;
     let config = ServeConfig {
         opponents,
         max_games: args.max_games,

@@ -18,7 +18,10 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     let history = crate::program::train::train(&args.config, &args.run, args.init.as_deref())?;
-    println!("\nstrength of the last generation ({}):", args.run.display());
+    println!(
+        "\nstrength of the last generation ({}):",
+        args.run.display()
+    );
     print!("{}", crate::program::train::results_table(&history));
     Ok(())
 }

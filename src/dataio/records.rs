@@ -113,7 +113,8 @@ impl GameRecord {
         match &self.start {
             None => Ok(Position::start(self.variant)),
             Some(s) => {
-                let p = Position::from_state_json(s).context("record has an invalid start state")?;
+                let p =
+                    Position::from_state_json(s).context("record has an invalid start state")?;
                 ensure!(
                     p.variant() == self.variant,
                     "record is for {} but its start state is {}",
@@ -131,7 +132,9 @@ impl GameRecord {
         let mut pos = self.start_position()?;
         let mut positions = vec![pos];
         for (ply, text) in self.moves.iter().enumerate() {
-            let lm = pos.parse_move(text).with_context(|| format!("ply {} (`{text}`)", ply + 1))?;
+            let lm = pos
+                .parse_move(text)
+                .with_context(|| format!("ply {} (`{text}`)", ply + 1))?;
             match lm.after {
                 After::Won(outcome) => {
                     ensure!(
@@ -154,11 +157,21 @@ impl GameRecord {
     /// Replays the game and checks that its stated result is the one the moves reach.
     pub fn verify(&self) -> anyhow::Result<()> {
         let (_, outcome) = self.replay()?;
-        ensure!(self.plies as usize == self.moves.len(), "plies {} but {} moves", self.plies, self.moves.len());
+        ensure!(
+            self.plies as usize == self.moves.len(),
+            "plies {} but {} moves",
+            self.plies,
+            self.moves.len()
+        );
         match (outcome, self.result) {
-            (Some(o), r) if r.winner() == Some(o.winner) && self.reason == o.reason.name() => Ok(()),
+            (Some(o), r) if r.winner() == Some(o.winner) && self.reason == o.reason.name() => {
+                Ok(())
+            }
             (None, GameResult::Unfinished) => Ok(()),
-            (o, r) => bail!("record says {r:?} ({}) but the moves reach {o:?}", self.reason),
+            (o, r) => bail!(
+                "record says {r:?} ({}) but the moves reach {o:?}",
+                self.reason
+            ),
         }
     }
 
@@ -174,14 +187,16 @@ pub fn parse_records(text: &str, what: &str) -> anyhow::Result<Vec<GameRecord>> 
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
         .map(|(i, l)| {
-            serde_json::from_str(l).with_context(|| format!("{what}:{}: invalid game record", i + 1))
+            serde_json::from_str(l)
+                .with_context(|| format!("{what}:{}: invalid game record", i + 1))
         })
         .collect()
 }
 
 /// Reads a JSON-lines file of game records.
 pub fn read_records(path: &Path) -> anyhow::Result<Vec<GameRecord>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     parse_records(&text, &path.display().to_string())
 }
 

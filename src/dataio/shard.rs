@@ -155,8 +155,15 @@ pub fn header_count(header: &[u8]) -> Option<u64> {
 
 /// Decodes a shard from bytes; errors say what is wrong (`what` names the source).
 pub fn decode_shard(bytes: &[u8], what: &str) -> anyhow::Result<Shard> {
-    ensure!(bytes.len() >= HEADER_LEN + 4, "{what}: truncated ({} bytes, not a shard)", bytes.len());
-    ensure!(&bytes[..8] == MAGIC, "{what}: not a sample shard (bad magic)");
+    ensure!(
+        bytes.len() >= HEADER_LEN + 4,
+        "{what}: truncated ({} bytes, not a shard)",
+        bytes.len()
+    );
+    ensure!(
+        &bytes[..8] == MAGIC,
+        "{what}: not a sample shard (bad magic)"
+    );
     let u32_at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().expect("4 bytes"));
     let format_version = u32_at(8);
     ensure!(
@@ -169,7 +176,11 @@ pub fn decode_shard(bytes: &[u8], what: &str) -> anyhow::Result<Shard> {
         1 => Variant::Kujifunza,
         v => bail!("{what}: unknown variant code {v}"),
     };
-    ensure!(u32_at(20) as usize == RECORD_LEN, "{what}: record size {} != {RECORD_LEN}", u32_at(20));
+    ensure!(
+        u32_at(20) as usize == RECORD_LEN,
+        "{what}: record size {} != {RECORD_LEN}",
+        u32_at(20)
+    );
     let count = header_count(bytes).expect("length and magic checked above");
     let generation = u32_at(32);
     let name_len = u32_at(36) as usize;
@@ -181,20 +192,34 @@ pub fn decode_shard(bytes: &[u8], what: &str) -> anyhow::Result<Shard> {
     );
     let body = bytes.len() - 4;
     let stored = u32::from_le_bytes(bytes[body..].try_into().expect("4 bytes"));
-    ensure!(crc32fast::hash(&bytes[..body]) == stored, "{what}: checksum mismatch (corrupt shard)");
+    ensure!(
+        crc32fast::hash(&bytes[..body]) == stored,
+        "{what}: checksum mismatch (corrupt shard)"
+    );
     let model = std::str::from_utf8(&bytes[HEADER_LEN..HEADER_LEN + name_len])
         .with_context(|| format!("{what}: model name is not UTF-8"))?
         .to_owned();
-    let samples = bytes[HEADER_LEN + name_len..body].chunks_exact(RECORD_LEN).map(Sample::read_from).collect();
+    let samples = bytes[HEADER_LEN + name_len..body]
+        .chunks_exact(RECORD_LEN)
+        .map(Sample::read_from)
+        .collect();
     Ok(Shard {
-        header: ShardHeader { format_version, encoding_version, variant, count, generation, model },
+        header: ShardHeader {
+            format_version,
+            encoding_version,
+            variant,
+            count,
+            generation,
+            model,
+        },
         samples,
     })
 }
 
 /// Reads and checks one shard file.
 pub fn read_shard(path: &Path) -> anyhow::Result<Shard> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read shard {}", path.display()))?;
+    let bytes =
+        std::fs::read(path).with_context(|| format!("cannot read shard {}", path.display()))?;
     decode_shard(&bytes, &path.display().to_string())
 }
 
@@ -202,7 +227,9 @@ pub fn read_shard(path: &Path) -> anyhow::Result<Shard> {
 pub fn list_shards(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))? {
-        let path = entry.with_context(|| format!("cannot list {}", dir.display()))?.path();
+        let path = entry
+            .with_context(|| format!("cannot list {}", dir.display()))?
+            .path();
         if path.extension().is_some_and(|e| e == EXTENSION) && path.is_file() {
             out.push(path);
         }
@@ -216,10 +243,14 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
     let tmp = PathBuf::from(tmp);
-    let mut f = std::fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
-    f.write_all(bytes).and_then(|()| f.sync_all()).with_context(|| format!("cannot write {}", tmp.display()))?;
+    let mut f =
+        std::fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+    f.write_all(bytes)
+        .and_then(|()| f.sync_all())
+        .with_context(|| format!("cannot write {}", tmp.display()))?;
     drop(f);
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
 }
 
 /// Collects samples and writes them as numbered shards `PREFIX-NNNNNN.shard` in a directory.
@@ -249,7 +280,9 @@ impl ShardWriter {
         ensure!(shard_size > 0, "shard size must be > 0");
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         let mut next_index = 0;
-        for entry in std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))? {
+        for entry in
+            std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))?
+        {
             let entry = entry.with_context(|| format!("cannot list {}", dir.display()))?;
             let name = entry.file_name();
             let name = name.to_str().unwrap_or("");
@@ -290,7 +323,8 @@ impl ShardWriter {
 
     /// A path beside the shards for companion files: `DIR/PREFIX-NNNNNN.SUFFIX`.
     pub fn companion_path(&self, index: u32, suffix: &str) -> PathBuf {
-        self.dir.join(format!("{}-{index:06}.{suffix}", self.prefix))
+        self.dir
+            .join(format!("{}-{index:06}.{suffix}", self.prefix))
     }
 
     /// Writes what has gathered as one shard (nothing when empty).
@@ -298,7 +332,10 @@ impl ShardWriter {
         if self.buffer.is_empty() {
             return Ok(None);
         }
-        let path = self.dir.join(format!("{}-{:06}.{EXTENSION}", self.prefix, self.next_index));
+        let path = self.dir.join(format!(
+            "{}-{:06}.{EXTENSION}",
+            self.prefix, self.next_index
+        ));
         let bytes = encode_shard(self.variant, self.generation, &self.model, &self.buffer);
         write_atomic(&path, &bytes)?;
         self.next_index += 1;

@@ -44,8 +44,16 @@ pub struct RetryPolicy {
 impl Default for RetryPolicy {
     /// 6 tries over about 30 s; `BAO_STORE_RETRIES` overrides the number of tries.
     fn default() -> RetryPolicy {
-        let attempts = std::env::var("BAO_STORE_RETRIES").ok().and_then(|v| v.parse().ok()).unwrap_or(6u32).max(1);
-        RetryPolicy { attempts, first_delay: Duration::from_millis(500), max_delay: Duration::from_secs(16) }
+        let attempts = std::env::var("BAO_STORE_RETRIES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(6u32)
+            .max(1);
+        RetryPolicy {
+            attempts,
+            first_delay: Duration::from_millis(500),
+            max_delay: Duration::from_secs(16),
+        }
     }
 }
 
@@ -94,7 +102,9 @@ fn memory_registry() -> &'static Mutex<HashMap<String, Arc<InMemory>>> {
 
 /// Whether `s` names a URL (`scheme://...`) rather than a local path.
 pub fn is_url(s: &str) -> bool {
-    s.split_once("://").is_some_and(|(scheme, _)| !scheme.is_empty() && scheme.chars().all(|c| c.is_ascii_alphanumeric()))
+    s.split_once("://").is_some_and(|(scheme, _)| {
+        !scheme.is_empty() && scheme.chars().all(|c| c.is_ascii_alphanumeric())
+    })
 }
 
 impl Store {
@@ -117,7 +127,11 @@ impl Store {
         }
         let url = url::Url::parse(root).with_context(|| format!("invalid storage URL `{root}`"))?;
         let path_prefix = |u: &url::Url| -> Vec<String> {
-            u.path().split('/').filter(|p| !p.is_empty()).map(str::to_string).collect()
+            u.path()
+                .split('/')
+                .filter(|p| !p.is_empty())
+                .map(str::to_string)
+                .collect()
         };
         let http_retry = object_store::RetryConfig {
             max_retries: retry.attempts.saturating_sub(1) as usize,
@@ -171,15 +185,35 @@ impl Store {
             }
             other => bail!("unsupported storage scheme `{other}://` in `{root}` (use a directory, file://, s3://, gs://, az:// or memory://)"),
         };
-        Ok(Store { inner, prefix, url: root.to_string(), rt, retry })
+        Ok(Store {
+            inner,
+            prefix,
+            url: root.to_string(),
+            rt,
+            retry,
+        })
     }
 
-    fn local(dir: &Path, url: String, rt: tokio::runtime::Runtime, retry: RetryPolicy) -> anyhow::Result<Store> {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create storage directory {}", dir.display()))?;
-        let dir: PathBuf = dir.canonicalize().with_context(|| format!("cannot resolve {}", dir.display()))?;
+    fn local(
+        dir: &Path,
+        url: String,
+        rt: tokio::runtime::Runtime,
+        retry: RetryPolicy,
+    ) -> anyhow::Result<Store> {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create storage directory {}", dir.display()))?;
+        let dir: PathBuf = dir
+            .canonicalize()
+            .with_context(|| format!("cannot resolve {}", dir.display()))?;
         let fs = object_store::local::LocalFileSystem::new_with_prefix(&dir)
             .with_context(|| format!("cannot open storage directory {}", dir.display()))?;
-        Ok(Store { inner: Arc::new(fs), prefix: Vec::new(), url, rt, retry })
+        Ok(Store {
+            inner: Arc::new(fs),
+            prefix: Vec::new(),
+            url,
+            rt,
+            retry,
+        })
     }
 
     /// The root this store was opened on, as given.
@@ -199,7 +233,11 @@ impl Store {
     }
 
     fn relative(&self, path: &ObjPath) -> String {
-        path.parts().skip(self.prefix.len()).map(|p| p.as_ref().to_string()).collect::<Vec<_>>().join("/")
+        path.parts()
+            .skip(self.prefix.len())
+            .map(|p| p.as_ref().to_string())
+            .collect::<Vec<_>>()
+            .join("/")
     }
 
     /// Runs `op` with retries on transient errors (see [`RetryPolicy`]).
@@ -213,7 +251,10 @@ impl Store {
         loop {
             match self.rt.block_on(op()) {
                 Err(e) if attempt < self.retry.attempts && transient(&e) => {
-                    tracing::warn!("{what}: {e}; retry {attempt}/{} in {delay:?}", self.retry.attempts - 1);
+                    tracing::warn!(
+                        "{what}: {e}; retry {attempt}/{} in {delay:?}",
+                        self.retry.attempts - 1
+                    );
                     std::thread::sleep(delay);
                     delay = (delay * 2).min(self.retry.max_delay);
                     attempt += 1;
@@ -227,7 +268,9 @@ impl Store {
     pub fn get_opt(&self, key: &str) -> anyhow::Result<Option<Vec<u8>>> {
         let path = self.path(key)?;
         let what = self.describe(key);
-        let r = self.retry(&what, || async { self.inner.get(&path).await?.bytes().await });
+        let r = self.retry(&what, || async {
+            self.inner.get(&path).await?.bytes().await
+        });
         match r {
             Ok(b) => Ok(Some(b.to_vec())),
             Err(object_store::Error::NotFound { .. }) => Ok(None),
@@ -237,7 +280,8 @@ impl Store {
 
     /// The object's bytes; a missing object is an error naming it.
     pub fn get(&self, key: &str) -> anyhow::Result<Vec<u8>> {
-        self.get_opt(key)?.with_context(|| format!("{} does not exist", self.describe(key)))
+        self.get_opt(key)?
+            .with_context(|| format!("{} does not exist", self.describe(key)))
     }
 
     /// Bytes `range` of an object (e.g. a shard header).
@@ -245,7 +289,9 @@ impl Store {
         let path = self.path(key)?;
         let what = self.describe(key);
         let b = self
-            .retry(&what, || async { self.inner.get_range(&path, range.clone()).await })
+            .retry(&what, || async {
+                self.inner.get_range(&path, range.clone()).await
+            })
             .with_context(|| format!("cannot read {what}"))?;
         Ok(b.to_vec())
     }
@@ -266,8 +312,10 @@ impl Store {
         let path = self.path(key)?;
         let what = self.describe(key);
         let payload = PutPayload::from(bytes.to_vec());
-        self.retry(&what, || async { self.inner.put(&path, payload.clone()).await })
-            .with_context(|| format!("cannot write {what}"))?;
+        self.retry(&what, || async {
+            self.inner.put(&path, payload.clone()).await
+        })
+        .with_context(|| format!("cannot write {what}"))?;
         Ok(())
     }
 
@@ -294,8 +342,13 @@ impl Store {
         let path = self.path(key)?;
         let what = self.describe(key);
         let payload = PutPayload::from(bytes.to_vec());
-        let opts = || PutOptions { mode: PutMode::Create, ..Default::default() };
-        match self.retry(&what, || async { self.inner.put_opts(&path, payload.clone(), opts()).await }) {
+        let opts = || PutOptions {
+            mode: PutMode::Create,
+            ..Default::default()
+        };
+        match self.retry(&what, || async {
+            self.inner.put_opts(&path, payload.clone(), opts()).await
+        }) {
             Ok(_) => Ok(Put::Created),
             Err(object_store::Error::AlreadyExists { .. }) => Ok(Put::AlreadyThere),
             // A retried create whose first try landed comes back as a precondition failure
@@ -321,11 +374,17 @@ impl Store {
         let path = self.path(prefix)?;
         let what = self.describe(prefix);
         let metas = self
-            .retry(&what, || async { self.inner.list(Some(&path)).try_collect::<Vec<_>>().await })
+            .retry(&what, || async {
+                self.inner.list(Some(&path)).try_collect::<Vec<_>>().await
+            })
             .with_context(|| format!("cannot list {what}"))?;
         let mut out: Vec<Entry> = metas
             .into_iter()
-            .map(|m| Entry { key: self.relative(&m.location), size: m.size, modified_unix: m.last_modified.timestamp() })
+            .map(|m| Entry {
+                key: self.relative(&m.location),
+                size: m.size,
+                modified_unix: m.last_modified.timestamp(),
+            })
             .collect();
         out.sort_by(|a, b| a.key.cmp(&b.key));
         Ok(out)
@@ -363,7 +422,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let local = Store::open(dir.path().join("root").to_str().unwrap()).unwrap();
         let name = format!("memory://store-test-{}/run", std::process::id());
-        vec![(local, tempfile::tempdir().unwrap()), (Store::open(&name).unwrap(), dir)]
+        vec![
+            (local, tempfile::tempdir().unwrap()),
+            (Store::open(&name).unwrap(), dir),
+        ]
     }
 
     #[test]
@@ -391,8 +453,14 @@ mod tests {
     #[test]
     fn immutable_puts_are_idempotent_and_refuse_other_bytes() {
         for (s, _keep) in stores() {
-            assert_eq!(s.put_immutable("m/gen.bin", b"weights").unwrap(), Put::Created);
-            assert_eq!(s.put_immutable("m/gen.bin", b"weights").unwrap(), Put::AlreadyThere);
+            assert_eq!(
+                s.put_immutable("m/gen.bin", b"weights").unwrap(),
+                Put::Created
+            );
+            assert_eq!(
+                s.put_immutable("m/gen.bin", b"weights").unwrap(),
+                Put::AlreadyThere
+            );
             let e = s.put_immutable("m/gen.bin", b"other").unwrap_err();
             assert!(e.downcast_ref::<Conflict>().is_some(), "{e:#}");
             assert_eq!(s.get("m/gen.bin").unwrap(), b"weights");
@@ -427,6 +495,9 @@ mod tests {
 
     #[test]
     fn sha256_matches_a_known_digest() {
-        assert_eq!(sha256_hex(b"abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
     }
 }

@@ -19,8 +19,16 @@ impl Move {
     /// The move with this action index; `None` when `action >= ACTIONS`.
     pub fn from_action(action: usize) -> Option<Move> {
         let hole = Hole::from_ring(action / 4)?;
-        let dir = if (action / 2) % 2 == 0 { Dir::Clockwise } else { Dir::Anticlockwise };
-        Some(Move { hole, dir, safari: action % 2 == 1 })
+        let dir = if (action / 2) % 2 == 0 {
+            Dir::Clockwise
+        } else {
+            Dir::Anticlockwise
+        };
+        Some(Move {
+            hole,
+            dir,
+            safari: action % 2 == 1,
+        })
     }
 
     /// The same move on the left-right mirrored board (hole `n` becomes `9 - n` in its row,
@@ -38,5 +46,8 @@ impl Move {
 
 /// Mirror of an action index (see [`Move::mirrored`]).
 pub fn mirror_action(action: usize) -> usize {
-    Move::from_action(action).expect("action index in range").mirrored().action()
+    Move::from_action(action)
+        .expect("action index in range")
+        .mirrored()
+        .action()
 }

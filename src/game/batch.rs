@@ -22,7 +22,10 @@ pub enum Step {
     Continues,
     /// The game ended (and was restarted from the start position) after `plies` plies;
     /// `outcome` is `None` when it hit the ply cap unfinished (R10).
-    Finished { outcome: Option<Outcome>, plies: u32 },
+    Finished {
+        outcome: Option<Outcome>,
+        plies: u32,
+    },
 }
 
 /// Many games stepped together (see module docs).
@@ -39,8 +42,17 @@ const CHUNK: usize = 64;
 impl GameBatch {
     pub fn new(variant: Variant, n: usize) -> GameBatch {
         let position = Position::start(variant);
-        let start = BatchGame { position, moves: position.legal_moves(), plies: 0 };
-        GameBatch { variant, games: vec![start.clone(); n], max_plies: None, start }
+        let start = BatchGame {
+            position,
+            moves: position.legal_moves(),
+            plies: 0,
+        };
+        GameBatch {
+            variant,
+            games: vec![start.clone(); n],
+            max_plies: None,
+            start,
+        }
     }
 
     /// Games longer than this many plies end unfinished (R10 adjudication).
@@ -104,20 +116,35 @@ impl BatchGame {
     fn advance(&mut self, action: usize, max_plies: Option<u32>) -> Step {
         let lm = match self.moves.by_action(action) {
             Some(lm) => *lm,
-            None => panic!("action {action} is not legal in game position {}", self.position.to_json()),
+            None => panic!(
+                "action {action} is not legal in game position {}",
+                self.position.to_json()
+            ),
         };
         self.plies += 1;
         let plies = self.plies;
         match lm.after {
-            After::Won(outcome) => Step::Finished { outcome: Some(outcome), plies },
+            After::Won(outcome) => Step::Finished {
+                outcome: Some(outcome),
+                plies,
+            },
             After::Position(next) => {
                 self.position = next;
                 next.legal_moves_into(&mut self.moves);
                 if self.moves.is_empty() {
                     let winner = next.to_move().opponent();
-                    Step::Finished { outcome: Some(Outcome { winner, reason: WinReason::NoMove }), plies }
+                    Step::Finished {
+                        outcome: Some(Outcome {
+                            winner,
+                            reason: WinReason::NoMove,
+                        }),
+                        plies,
+                    }
                 } else if max_plies.is_some_and(|m| plies >= m) {
-                    Step::Finished { outcome: None, plies }
+                    Step::Finished {
+                        outcome: None,
+                        plies,
+                    }
                 } else {
                     Step::Continues
                 }

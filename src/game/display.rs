@@ -35,12 +35,20 @@ impl Position {
 
     fn side_line(&self, side: Side) -> String {
         let mark = if side == self.to_move { "> " } else { "  " };
-        let name = if side == Side::South { "South" } else { "North" };
+        let name = if side == Side::South {
+            "South"
+        } else {
+            "North"
+        };
         let mut line = format!("{mark}{name}");
         if self.variant == Variant::Kiswahili {
             let _ = write!(line, "  hand {}", self.hand(side));
             if self.nyumba_owned(side) {
-                let _ = write!(line, "  nyumba {} owned", Hole::front(5).expect("hole 5").name(side));
+                let _ = write!(
+                    line,
+                    "  nyumba {} owned",
+                    Hole::front(5).expect("hole 5").name(side)
+                );
             }
         }
         line
@@ -57,14 +65,25 @@ impl fmt::Display for Position {
             writeln!(f, "{}", line.trim_end())
         };
         let numbers = |desc: bool| -> Vec<u8> {
-            if desc { (1..=8).rev().collect() } else { (1..=8).collect() }
+            if desc {
+                (1..=8).rev().collect()
+            } else {
+                (1..=8).collect()
+            }
         };
         let (n, s) = (Side::North, Side::South);
-        let hole = |front: bool, k: u8| if front { Hole::front(k) } else { Hole::back(k) }.expect("1..=8");
+        let hole =
+            |front: bool, k: u8| if front { Hole::front(k) } else { Hole::back(k) }.expect("1..=8");
         writeln!(f, "{}", self.side_line(n))?;
         for front in [false, true] {
-            let labels: Vec<String> = numbers(true).into_iter().map(|k| hole(front, k).name(n)).collect();
-            let cells: Vec<String> = numbers(true).into_iter().map(|k| self.cell(n, hole(front, k))).collect();
+            let labels: Vec<String> = numbers(true)
+                .into_iter()
+                .map(|k| hole(front, k).name(n))
+                .collect();
+            let cells: Vec<String> = numbers(true)
+                .into_iter()
+                .map(|k| self.cell(n, hole(front, k)))
+                .collect();
             if front {
                 row(f, cells)?;
                 row(f, labels)?;
@@ -75,8 +94,14 @@ impl fmt::Display for Position {
         }
         writeln!(f, "    {}", "-".repeat(32))?;
         for front in [true, false] {
-            let labels: Vec<String> = numbers(false).into_iter().map(|k| hole(front, k).name(s)).collect();
-            let cells: Vec<String> = numbers(false).into_iter().map(|k| self.cell(s, hole(front, k))).collect();
+            let labels: Vec<String> = numbers(false)
+                .into_iter()
+                .map(|k| hole(front, k).name(s))
+                .collect();
+            let cells: Vec<String> = numbers(false)
+                .into_iter()
+                .map(|k| self.cell(s, hole(front, k)))
+                .collect();
             if front {
                 row(f, labels)?;
                 row(f, cells)?;

@@ -59,7 +59,11 @@ fn count_plane(c: u8) -> usize {
 
 /// Writes the features of `pos` into `out` (exactly `FEATURES` floats, every one written).
 pub fn encode(pos: &Position, out: &mut [f32]) {
-    assert_eq!(out.len(), FEATURES, "feature buffer must hold FEATURES floats");
+    assert_eq!(
+        out.len(),
+        FEATURES,
+        "feature buffer must hold FEATURES floats"
+    );
     out.fill(0.0);
     let me = pos.to_move.index();
     for (own, side) in [(true, me), (false, 1 - me)] {

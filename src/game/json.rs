@@ -52,7 +52,12 @@ impl Position {
         let variant: Variant = state.variant.parse().map_err(StateError)?;
         let to_move = match Side::from_letter(&state.to_move) {
             Some(s) => s,
-            None => return err(format!("to_move must be \"S\" or \"N\", not {:?}", state.to_move)),
+            None => {
+                return err(format!(
+                    "to_move must be \"S\" or \"N\", not {:?}",
+                    state.to_move
+                ))
+            }
         };
         let mut pos = Position::start(variant);
         pos.to_move = to_move;
@@ -60,7 +65,10 @@ impl Position {
             let i = side.index();
             for (row, values) in [("front", &js.front), ("back", &js.back)] {
                 if values.len() != 8 {
-                    return err(format!("{side}.{row} has {} holes, expected 8", values.len()));
+                    return err(format!(
+                        "{side}.{row} has {} holes, expected 8",
+                        values.len()
+                    ));
                 }
                 for (k, &v) in values.iter().enumerate() {
                     if !(0..=TOTAL_SEEDS as i64).contains(&v) {
@@ -76,19 +84,26 @@ impl Position {
             pos.hand[i] = js.hand as u8;
             pos.nyumba[i] = js.nyumba;
             if variant == Variant::Kujifunza && (js.hand != 0 || js.nyumba) {
-                return err(format!("{side}: kujifunza has no seeds in hand and no nyumba"));
+                return err(format!(
+                    "{side}: kujifunza has no seeds in hand and no nyumba"
+                ));
             }
         }
         let total = pos.total_seeds();
         if total != TOTAL_SEEDS {
-            return err(format!("the state holds {total} seeds, a game holds exactly 64"));
+            return err(format!(
+                "the state holds {total} seeds, a game holds exactly 64"
+            ));
         }
         pos.takasia = match &state.takasia {
             None => None,
             Some(name) => {
-                let (owner, hole) = parse_hole(name).map_err(|e| StateError(format!("takasia: {e}")))?;
+                let (owner, hole) =
+                    parse_hole(name).map_err(|e| StateError(format!("takasia: {e}")))?;
                 if owner != to_move || !hole.is_front() {
-                    return err(format!("takasia {name} is not a front hole of the side to move ({to_move})"));
+                    return err(format!(
+                        "takasia {name} is not a front hole of the side to move ({to_move})"
+                    ));
                 }
                 if variant == Variant::Kujifunza {
                     return err("kujifunza has no takasia");

@@ -63,7 +63,10 @@ impl MoveList {
     /// An empty list (see [`Position::legal_moves_into`]).
     #[inline]
     pub fn new() -> MoveList {
-        MoveList { len: 0, moves: [MaybeUninit::uninit(); MAX_MOVES] }
+        MoveList {
+            len: 0,
+            moves: [MaybeUninit::uninit(); MAX_MOVES],
+        }
     }
     /// Adds a move; panics (never overflows) if a position had more than `MAX_MOVES`.
     #[inline]
@@ -257,7 +260,16 @@ impl<'a> Gen<'a> {
                 let mut s = self.sim(ring::added(self.mine, NYUMBA, 1), NYUMBA, dir);
                 s.mine -= 2 << (8 * NYUMBA);
                 let played = self.run::<false, true>(s, 2, dir);
-                self.push(list, Move { hole: ring(NYUMBA), dir, safari: false }, MoveKind::NamuaTax, played);
+                self.push(
+                    list,
+                    Move {
+                        hole: ring(NYUMBA),
+                        dir,
+                        safari: false,
+                    },
+                    MoveKind::NamuaTax,
+                    played,
+                );
             }
             return;
         }
@@ -278,7 +290,16 @@ impl<'a> Gen<'a> {
                     s.nyumba[self.me] = false;
                 }
                 let played = self.run::<false, true>(s, ring::at(mine, h) as u32, dir);
-                self.push(list, Move { hole: ring(h), dir, safari: false }, MoveKind::NamuaTakasa, played);
+                self.push(
+                    list,
+                    Move {
+                        hole: ring(h),
+                        dir,
+                        safari: false,
+                    },
+                    MoveKind::NamuaTakasa,
+                    played,
+                );
             }
         }
     }
@@ -286,7 +307,11 @@ impl<'a> Gen<'a> {
     /// A namua capture into `h` entering at the kichwa of `dir`, and its safari twin when
     /// the nyumba choice arises (R8, R12): the twin goes on from where the stop move ends.
     fn push_namua_capture(&self, list: &mut MoveList, h: usize, dir: Dir) {
-        let mv = Move { hole: ring(h), dir, safari: false };
+        let mv = Move {
+            hole: ring(h),
+            dir,
+            safari: false,
+        };
         let kind = MoveKind::NamuaCapture;
         let mut s = self.sim(ring::added(self.mine, h, 1), h, dir);
         s.sown = 1;
@@ -353,8 +378,21 @@ impl<'a> Gen<'a> {
             s.nyumba[self.me] = false; // emptied by its owner (R8)
         }
         let played = self.run::<CAPTURE, false>(s, ring::at(self.mine, h) as u32, dir);
-        let kind = if CAPTURE { MoveKind::MtajiCapture } else { MoveKind::MtajiTakasa };
-        self.push(list, Move { hole: ring(h), dir, safari: false }, kind, played);
+        let kind = if CAPTURE {
+            MoveKind::MtajiCapture
+        } else {
+            MoveKind::MtajiTakasa
+        };
+        self.push(
+            list,
+            Move {
+                hole: ring(h),
+                dir,
+                safari: false,
+            },
+            kind,
+            played,
+        );
     }
 
     /// A move about to start after hole `pos` with the mover's ring `mine`.
@@ -377,9 +415,13 @@ impl<'a> Gen<'a> {
     fn push(&self, list: &mut MoveList, mv: Move, kind: MoveKind, played: Played) {
         let (after, s) = match played {
             Played::Infinite => return,
-            Played::Won(s) => {
-                (After::Won(Outcome { winner: self.pos.to_move, reason: WinReason::FrontEmpty }), s)
-            }
+            Played::Won(s) => (
+                After::Won(Outcome {
+                    winner: self.pos.to_move,
+                    reason: WinReason::FrontEmpty,
+                }),
+                s,
+            ),
             Played::Ended(s) => (After::Position(self.successor(&s, kind)), s),
             Played::Choice(_) => unreachable!("only namua captures stop for the nyumba choice"),
         };
@@ -417,7 +459,12 @@ impl<'a> Gen<'a> {
     /// Plays a move out from `s`, sowing `seeds` first (R3, R5, R8, R9, R11).
     /// `CAPTURING`: the move started with a capture (R4); `NAMUA`: it used a hand seed.
     #[inline]
-    fn run<const CAPTURING: bool, const NAMUA: bool>(&self, mut s: Sim, mut seeds: u32, chosen: Dir) -> Played {
+    fn run<const CAPTURING: bool, const NAMUA: bool>(
+        &self,
+        mut s: Sim,
+        mut seeds: u32,
+        chosen: Dir,
+    ) -> Played {
         loop {
             let (mine, last) = ring::sow(s.mine, s.pos, seeds, s.dir);
             s.mine = mine;
@@ -505,8 +552,8 @@ fn bits(mut mask: u16) -> impl Iterator<Item = usize> {
 #[inline]
 fn kichwa_entry(dir: Dir) -> usize {
     match dir {
-        Dir::Clockwise => 15,     // next is ring 0, the left kichwa
-        Dir::Anticlockwise => 8,  // next is ring 7, the right kichwa
+        Dir::Clockwise => 15,    // next is ring 0, the left kichwa
+        Dir::Anticlockwise => 8, // next is ring 7, the right kichwa
     }
 }
 

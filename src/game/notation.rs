@@ -12,7 +12,11 @@ pub enum NotationError {
     #[error("no hole `{0}`: holes are A1..A8, B1..B8 (South) and a1..a8, b1..b8 (North)")]
     NoSuchHole(String),
     #[error("`{text}` names a hole of {owner}, but {to_move} is to move")]
-    WrongSide { text: String, owner: Side, to_move: Side },
+    WrongSide {
+        text: String,
+        owner: Side,
+        to_move: Side,
+    },
     #[error("illegal move `{text}`; legal moves are: {legal}")]
     Illegal { text: String, legal: String },
     #[error("no legal move: the game is over")]
@@ -78,15 +82,24 @@ impl Position {
         }
         let (owner, _) = parse_hole(&body[..2])?;
         if owner != self.to_move {
-            return Err(NotationError::WrongSide { text: t.to_string(), owner, to_move: self.to_move });
+            return Err(NotationError::WrongSide {
+                text: t.to_string(),
+                owner,
+                to_move: self.to_move,
+            });
         }
         let moves = self.legal_moves();
         if moves.is_empty() {
             return Err(NotationError::GameOver);
         }
-        moves.iter().find(|lm| lm.notation(self.to_move) == t).copied().ok_or_else(|| {
-            NotationError::Illegal { text: t.to_string(), legal: self.legal_notations().join(" ") }
-        })
+        moves
+            .iter()
+            .find(|lm| lm.notation(self.to_move) == t)
+            .copied()
+            .ok_or_else(|| NotationError::Illegal {
+                text: t.to_string(),
+                legal: self.legal_notations().join(" "),
+            })
     }
 
     /// Plays `moves` (R12 notation) from here, one after the other: the position reached, or
@@ -96,8 +109,14 @@ impl Position {
         let mut after = After::Position(*self);
         for (i, text) in moves.iter().enumerate() {
             let text = text.as_ref();
-            let fail = |error| LineError { number: i + 1, text: text.to_string(), error };
-            let After::Position(pos) = after else { return Err(fail(NotationError::GameOver)) };
+            let fail = |error| LineError {
+                number: i + 1,
+                text: text.to_string(),
+                error,
+            };
+            let After::Position(pos) = after else {
+                return Err(fail(NotationError::GameOver));
+            };
             after = pos.parse_move(text).map_err(fail)?.after;
         }
         Ok(after)
@@ -106,6 +125,9 @@ impl Position {
     /// The notation of every legal move, in move-list order.
     pub fn legal_notations(&self) -> Vec<String> {
         let me = self.to_move();
-        self.legal_moves().iter().map(|lm| lm.notation(me)).collect()
+        self.legal_moves()
+            .iter()
+            .map(|lm| lm.notation(me))
+            .collect()
     }
 }

@@ -56,7 +56,14 @@ impl Position {
                 ([22, 22], [true, true])
             }
         };
-        Position { variant, to_move: Side::South, holes, hand, nyumba, takasia: None }
+        Position {
+            variant,
+            to_move: Side::South,
+            holes,
+            hand,
+            nyumba,
+            takasia: None,
+        }
     }
 
     #[inline]
@@ -165,7 +172,11 @@ impl Position {
         holes[0].copy_from_slice(&b[..16]);
         holes[1].copy_from_slice(&b[16..32]);
         let pos = Position {
-            variant: if b[37] == 0 { Variant::Kiswahili } else { Variant::Kujifunza },
+            variant: if b[37] == 0 {
+                Variant::Kiswahili
+            } else {
+                Variant::Kujifunza
+            },
             to_move: if b[36] == 0 { Side::South } else { Side::North },
             holes,
             hand: [b[32], b[33]],
@@ -188,6 +199,10 @@ impl Position {
                 holes[side][mirror(r)] = self.holes[side][r];
             }
         }
-        Position { holes, takasia: self.takasia.map(|t| 7 - t), ..*self }
+        Position {
+            holes,
+            takasia: self.takasia.map(|t| 7 - t),
+            ..*self
+        }
     }
 }

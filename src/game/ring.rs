@@ -132,7 +132,9 @@ mod tests {
         let holes: [u8; 16] = [0, 1, 2, 5, 6, 15, 16, 64, 0, 0, 1, 2, 63, 7, 0, 3];
         let r = load(&holes);
         for k in [1u8, 2, 6, 16, 64] {
-            let want = (0..16).filter(|&i| holes[i] >= k).fold(0u16, |m, i| m | 1 << i);
+            let want = (0..16)
+                .filter(|&i| holes[i] >= k)
+                .fold(0u16, |m, i| m | 1 << i);
             assert_eq!(at_least(r, k), want, "k {k}");
         }
         for i in 0..16 {

@@ -20,9 +20,20 @@ pub enum Step {
     /// A lap (R3): `seeds` sown one by one in `dir` into `first`, ..., `last`. `lifted` is the
     /// hole they were lifted from (the start hole, or a relay hole); `None` for captured seeds,
     /// which start *in* a kichwa (R5). `taxed`: only 2 of the nyumba's seeds were lifted (R7).
-    Lap { lifted: Option<Hole>, seeds: u32, dir: Dir, first: Hole, last: Hole, taxed: bool },
+    Lap {
+        lifted: Option<Hole>,
+        seeds: u32,
+        dir: Dir,
+        first: Hole,
+        last: Hole,
+        taxed: bool,
+    },
     /// The opponent's front hole `target` is captured (R5): its `seeds` will enter at `kichwa`.
-    Capture { target: Hole, seeds: u8, kichwa: Hole },
+    Capture {
+        target: Hole,
+        seeds: u8,
+        kichwa: Hole,
+    },
     /// The lap ended in the owned nyumba and the mover goes on safari (R8).
     Safari,
     /// The move is over.
@@ -90,17 +101,39 @@ pub struct MoveTrace {
 impl MoveTrace {
     /// Seeds sown by the move, captured seeds included (as `LegalMove::sown`).
     pub fn sown(&self) -> u32 {
-        let laps: u32 = self.steps.iter().map(|s| if let Step::Lap { seeds, .. } = s.step { seeds } else { 0 }).sum();
+        let laps: u32 = self
+            .steps
+            .iter()
+            .map(|s| {
+                if let Step::Lap { seeds, .. } = s.step {
+                    seeds
+                } else {
+                    0
+                }
+            })
+            .sum();
         // A namua capture's hand seed counts as sown (it lands before the capture).
         let hand_capture = matches!(
-            (self.steps.first().map(|s| s.step), self.steps.get(1).map(|s| s.step)),
+            (
+                self.steps.first().map(|s| s.step),
+                self.steps.get(1).map(|s| s.step)
+            ),
             (Some(Step::HandSeed { .. }), Some(Step::Capture { .. }))
         );
         laps + hand_capture as u32
     }
     /// Seeds captured by the move (as `LegalMove::captured`, before its saturation).
     pub fn captured(&self) -> u32 {
-        self.steps.iter().map(|s| if let Step::Capture { seeds, .. } = s.step { seeds as u32 } else { 0 }).sum()
+        self.steps
+            .iter()
+            .map(|s| {
+                if let Step::Capture { seeds, .. } = s.step {
+                    seeds as u32
+                } else {
+                    0
+                }
+            })
+            .sum()
     }
 }
 
@@ -140,10 +173,18 @@ impl Step {
 impl Position {
     /// Replays the legal move `mv` of this position step by step (see the module docs).
     pub fn trace(&self, mv: Move) -> Result<MoveTrace, IllegalMove> {
-        let lm = *self.legal_moves().get(mv).ok_or_else(|| IllegalMove(format!("{mv:?}")))?;
+        let lm = *self
+            .legal_moves()
+            .get(mv)
+            .ok_or_else(|| IllegalMove(format!("{mv:?}")))?;
         let mut t = Tracer {
             me: self.to_move.index(),
-            board: Board { holes: self.holes, hand: self.hand, nyumba: self.nyumba, carried: 0 },
+            board: Board {
+                holes: self.holes,
+                hand: self.hand,
+                nyumba: self.nyumba,
+                carried: 0,
+            },
             steps: Vec::new(),
             sown: 0,
         };
@@ -151,9 +192,16 @@ impl Position {
         t.run(self, mv, lm.kind);
         debug_assert!(match lm.after {
             After::Position(p) => p.holes == t.board.holes && p.hand == t.board.hand,
-            After::Won(_) => matches!(t.steps.last().map(|s| s.step), Some(Step::End(EndReason::Won))),
+            After::Won(_) => matches!(
+                t.steps.last().map(|s| s.step),
+                Some(Step::End(EndReason::Won))
+            ),
         });
-        Ok(MoveTrace { mover: self.to_move, before, steps: t.steps })
+        Ok(MoveTrace {
+            mover: self.to_move,
+            before,
+            steps: t.steps,
+        })
     }
 }
 
@@ -167,7 +215,10 @@ struct Tracer {
 
 impl Tracer {
     fn push(&mut self, step: Step) {
-        self.steps.push(TraceStep { step, board: self.board });
+        self.steps.push(TraceStep {
+            step,
+            board: self.board,
+        });
     }
 
     fn lift(&mut self, pos: usize, n: u8) -> u32 {
@@ -181,7 +232,14 @@ impl Tracer {
     }
 
     /// Sows `seeds` from the hole after `pos` in `dir`; returns the last hole.
-    fn sow(&mut self, mut pos: usize, dir: Dir, seeds: u32, lifted: Option<usize>, taxed: bool) -> usize {
+    fn sow(
+        &mut self,
+        mut pos: usize,
+        dir: Dir,
+        seeds: u32,
+        lifted: Option<usize>,
+        taxed: bool,
+    ) -> usize {
         let step = |p: usize| match dir {
             Dir::Clockwise => (p + 1) & 15,
             Dir::Anticlockwise => (p + 15) & 15,
@@ -206,7 +264,14 @@ impl Tracer {
 
     /// Captures the hole facing front hole `pos` (R5). Returns the kichwa direction, or `None`
     /// when the capture won the game.
-    fn capture(&mut self, pos: usize, dir: Dir, namua: bool, first: &mut bool, chosen: Dir) -> Option<Dir> {
+    fn capture(
+        &mut self,
+        pos: usize,
+        dir: Dir,
+        namua: bool,
+        first: &mut bool,
+        chosen: Dir,
+    ) -> Option<Dir> {
         let op = 1 - self.me;
         let target = facing(pos);
         let b = &mut self.board;
@@ -226,8 +291,16 @@ impl Tracer {
             _ => dir,
         };
         *first = false;
-        let kichwa = if dir == Dir::Clockwise { Hole::LEFT_KICHWA } else { Hole::RIGHT_KICHWA };
-        self.push(Step::Capture { target: ring(target), seeds: n, kichwa });
+        let kichwa = if dir == Dir::Clockwise {
+            Hole::LEFT_KICHWA
+        } else {
+            Hole::RIGHT_KICHWA
+        };
+        self.push(Step::Capture {
+            target: ring(target),
+            seeds: n,
+            kichwa,
+        });
         if self.board.holes[op][..8].iter().all(|&c| c == 0) {
             self.push(Step::End(EndReason::Won));
             return None;

@@ -35,7 +35,9 @@ impl std::str::FromStr for Variant {
         match s {
             "kiswahili" => Ok(Variant::Kiswahili),
             "kujifunza" => Ok(Variant::Kujifunza),
-            _ => Err(format!("unknown variant `{s}` (expected `kiswahili` or `kujifunza`)")),
+            _ => Err(format!(
+                "unknown variant `{s}` (expected `kiswahili` or `kujifunza`)"
+            )),
         }
     }
 }
@@ -189,7 +191,10 @@ impl MoveKind {
         matches!(self, MoveKind::NamuaCapture | MoveKind::MtajiCapture)
     }
     pub fn is_namua(self) -> bool {
-        matches!(self, MoveKind::NamuaCapture | MoveKind::NamuaTakasa | MoveKind::NamuaTax)
+        matches!(
+            self,
+            MoveKind::NamuaCapture | MoveKind::NamuaTakasa | MoveKind::NamuaTax
+        )
     }
 }
 

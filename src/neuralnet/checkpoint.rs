@@ -56,6 +56,11 @@ pub struct CheckpointMeta {
     pub parameters: u64,
     /// Version of bao-zero that wrote the file.
     pub writer: String,
+    /// The `[search]` settings of the run that trained these weights: network players search
+    /// with them unless their spec overrides a key (absent in checkpoints written before they
+    /// were recorded, and in networks not made by a training run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<crate::search::SearchParams>,
 }
 
 impl CheckpointMeta {

@@ -1,24 +1,28 @@
 //! The network as a search [`Evaluator`], and a position cache in front of any evaluator.
 
-use std::hash::Hasher;
 use std::path::Path;
 
 use super::network::Network;
 use super::DeviceChoice;
-use crate::game::features::FEATURES;
-use crate::game::{Variant, ACTIONS};
+use crate::game::features::{encode, FEATURES};
+use crate::game::{Position, Variant, ACTIONS};
 use crate::search::Evaluator;
 
 /// A [`Network`] judging batches for search: evaluation mode (batch norm on running
 /// statistics), no gradients, one forward pass per batch, results copied off the device once.
+/// It encodes each batch into one reused input buffer.
 #[derive(Debug)]
 pub struct NetEvaluator {
     net: Network,
+    features: Vec<f32>,
 }
 
 impl NetEvaluator {
     pub fn new(net: Network) -> NetEvaluator {
-        NetEvaluator { net }
+        NetEvaluator {
+            net,
+            features: Vec::new(),
+        }
     }
 
     /// Loads a checkpoint (see [`Network::load`]) onto the chosen device.
@@ -51,13 +55,20 @@ impl NetEvaluator {
 impl Evaluator for NetEvaluator {
     fn evaluate(
         &mut self,
-        features: &[f32],
+        positions: &[Position],
         masks: &[u64],
         policy: &mut [f32],
         values: &mut [f32],
     ) -> anyhow::Result<()> {
-        crate::search::evaluator::batch_size(features, masks, policy, values)?;
-        let out = self.net.infer(features, masks)?;
+        let n = crate::search::evaluator::batch_size(positions, masks, policy, values)?;
+        self.features.resize(n * FEATURES, 0.0);
+        for (pos, f) in positions
+            .iter()
+            .zip(self.features.chunks_exact_mut(FEATURES))
+        {
+            encode(pos, f);
+        }
+        let out = self.net.infer(&self.features, masks)?;
         for ((row, p), v) in out
             .chunks_exact(ACTIONS + 1)
             .zip(policy.chunks_exact_mut(ACTIONS))
@@ -88,23 +99,24 @@ struct Entry {
     policy: [f32; ACTIONS],
 }
 
-/// A fixed-size cache of evaluations in front of any evaluator, keyed by a 64-bit hash of the
-/// **feature bytes and the legal mask** (the `Evaluator` sees no positions; hashing its input
-/// makes the cache exact for whatever the encoding captures and independent of the rules
-/// core). Direct-mapped: a new result overwrites the slot its key maps to, so memory is fixed
-/// (about 270 bytes x capacity) and old entries age out by collision. Misses of a batch go to
-/// the inner evaluator as one smaller batch. Two positions share a result only if their 64-bit
-/// keys collide (~1e-7 after 1e6 distinct positions).
+/// A fixed-size cache of evaluations in front of any evaluator, keyed by
+/// [`Position::hash64`]: the same position reached by another move order, again after tree
+/// reuse, or in the next search of a game is judged once. Direct-mapped: a new result
+/// overwrites the slot its key maps to, so memory is fixed (about 270 bytes x capacity) and old
+/// entries age out by collision. Misses of a batch go to the inner evaluator as one smaller
+/// batch. Two positions share a result only if their 64-bit keys collide (~1e-7 after 1e6
+/// distinct positions). A deterministic inner evaluator gives exactly the uncached answers.
 pub struct CachedEvaluator<E> {
     inner: E,
     table: Vec<Option<Entry>>,
     hits: u64,
     lookups: u64,
     // Scratch buffers for the misses, reused between batches.
-    miss_features: Vec<f32>,
+    miss_positions: Vec<Position>,
     miss_masks: Vec<u64>,
     miss_policy: Vec<f32>,
     miss_values: Vec<f32>,
+    misses: Vec<(usize, u64)>,
 }
 
 impl<E: Evaluator> CachedEvaluator<E> {
@@ -115,10 +127,11 @@ impl<E: Evaluator> CachedEvaluator<E> {
             table: vec![None; capacity.max(1)],
             hits: 0,
             lookups: 0,
-            miss_features: Vec::new(),
+            miss_positions: Vec::new(),
             miss_masks: Vec::new(),
             miss_policy: Vec::new(),
             miss_values: Vec::new(),
+            misses: Vec::new(),
         }
     }
 
@@ -139,33 +152,23 @@ impl<E: Evaluator> CachedEvaluator<E> {
     pub fn clear(&mut self) {
         self.table.iter_mut().for_each(|e| *e = None);
     }
-
-    fn key(features: &[f32], mask: u64) -> u64 {
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        for x in features {
-            h.write_u32(x.to_bits());
-        }
-        h.write_u64(mask);
-        h.finish()
-    }
 }
 
 impl<E: Evaluator> Evaluator for CachedEvaluator<E> {
     fn evaluate(
         &mut self,
-        features: &[f32],
+        positions: &[Position],
         masks: &[u64],
         policy: &mut [f32],
         values: &mut [f32],
     ) -> anyhow::Result<()> {
-        let n = crate::search::evaluator::batch_size(features, masks, policy, values)?;
+        let n = crate::search::evaluator::batch_size(positions, masks, policy, values)?;
         let slots = self.table.len() as u64;
-        self.miss_features.clear();
+        self.miss_positions.clear();
         self.miss_masks.clear();
-        let mut misses = Vec::new();
+        self.misses.clear();
         for i in 0..n {
-            let f = &features[i * FEATURES..(i + 1) * FEATURES];
-            let key = Self::key(f, masks[i]);
+            let key = positions[i].hash64();
             self.lookups += 1;
             match &self.table[(key % slots) as usize] {
                 Some(e) if e.key == key => {
@@ -174,25 +177,25 @@ impl<E: Evaluator> Evaluator for CachedEvaluator<E> {
                     values[i] = e.value;
                 }
                 _ => {
-                    self.miss_features.extend_from_slice(f);
+                    self.miss_positions.push(positions[i]);
                     self.miss_masks.push(masks[i]);
-                    misses.push((i, key));
+                    self.misses.push((i, key));
                 }
             }
         }
-        if misses.is_empty() {
+        if self.misses.is_empty() {
             return Ok(());
         }
-        let m = misses.len();
+        let m = self.misses.len();
         self.miss_policy.resize(m * ACTIONS, 0.0);
         self.miss_values.resize(m, 0.0);
         self.inner.evaluate(
-            &self.miss_features,
+            &self.miss_positions,
             &self.miss_masks,
             &mut self.miss_policy,
             &mut self.miss_values,
         )?;
-        for (j, &(i, key)) in misses.iter().enumerate() {
+        for (j, &(i, key)) in self.misses.iter().enumerate() {
             let p = &self.miss_policy[j * ACTIONS..(j + 1) * ACTIONS];
             policy[i * ACTIONS..(i + 1) * ACTIONS].copy_from_slice(p);
             values[i] = self.miss_values[j];

@@ -246,6 +246,11 @@ impl Learner {
         self.net
     }
 
+    /// Records the run's search settings in every checkpoint this learner saves.
+    pub fn set_search_params(&mut self, search: crate::search::SearchParams) {
+        self.net.set_search_params(Some(search));
+    }
+
     pub fn config(&self) -> &OptimizerConfig {
         &self.config
     }

@@ -29,11 +29,15 @@ pub use model::flops_per_position;
 pub use network::{legal_tensor, Network};
 
 /// Where the network runs. `auto` = the first CUDA GPU when there is one, else the CPU.
+/// Written as text everywhere (configs, specs, flags): `cpu`, `cuda`, `cuda:N`, `auto`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(try_from = "String", into = "String")]
 pub enum DeviceChoice {
     Cpu,
+    /// The first CUDA GPU (`cuda`).
     Cuda,
+    /// CUDA GPU number N (`cuda:N`), as libtorch numbers the visible devices.
+    CudaIndex(usize),
     #[default]
     Auto,
 }
@@ -44,18 +48,27 @@ impl DeviceChoice {
         match self {
             DeviceChoice::Cpu => tch::Device::Cpu,
             DeviceChoice::Cuda => tch::Device::Cuda(0),
+            DeviceChoice::CudaIndex(n) => tch::Device::Cuda(n),
             DeviceChoice::Auto => tch::Device::cuda_if_available(),
         }
     }
 
-    /// The torch device; `cuda` fails with a clear message on a machine or build without it.
+    /// The torch device; `cuda` and `cuda:N` fail with a clear message on a machine or build
+    /// without that GPU.
     pub fn resolve(self) -> anyhow::Result<tch::Device> {
-        if self == DeviceChoice::Cuda {
+        let wanted = match self {
+            DeviceChoice::Cuda => Some(0),
+            DeviceChoice::CudaIndex(n) => Some(n),
+            DeviceChoice::Cpu | DeviceChoice::Auto => None,
+        };
+        if let Some(n) = wanted {
             anyhow::ensure!(
                 tch::Cuda::is_available(),
-                "device `cuda` was asked for but libtorch sees no CUDA GPU (this libtorch may be \
+                "device `{self}` was asked for but libtorch sees no CUDA GPU (this libtorch may be \
                  a CPU build; `bao doctor` tells); use `cpu` or `auto`"
             );
+            let count = tch::Cuda::device_count().max(0) as usize;
+            anyhow::ensure!(n < count, "device `{self}` was asked for but libtorch sees {count} CUDA GPU(s), numbered from 0");
         }
         Ok(self.device())
     }
@@ -68,20 +81,37 @@ impl FromStr for DeviceChoice {
             "cpu" => Ok(DeviceChoice::Cpu),
             "cuda" => Ok(DeviceChoice::Cuda),
             "auto" => Ok(DeviceChoice::Auto),
-            _ => Err(format!(
-                "unknown device `{s}` (expected `cpu`, `cuda` or `auto`)"
-            )),
+            _ => match s.strip_prefix("cuda:").map(str::parse::<usize>) {
+                Some(Ok(n)) => Ok(DeviceChoice::CudaIndex(n)),
+                _ => Err(format!(
+                    "unknown device `{s}` (expected `cpu`, `cuda`, `cuda:N` or `auto`)"
+                )),
+            },
         }
+    }
+}
+
+impl TryFrom<String> for DeviceChoice {
+    type Error = String;
+    fn try_from(s: String) -> Result<DeviceChoice, String> {
+        s.parse()
+    }
+}
+
+impl From<DeviceChoice> for String {
+    fn from(d: DeviceChoice) -> String {
+        d.to_string()
     }
 }
 
 impl std::fmt::Display for DeviceChoice {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            DeviceChoice::Cpu => "cpu",
-            DeviceChoice::Cuda => "cuda",
-            DeviceChoice::Auto => "auto",
-        })
+        match self {
+            DeviceChoice::Cpu => f.write_str("cpu"),
+            DeviceChoice::Cuda => f.write_str("cuda"),
+            DeviceChoice::CudaIndex(n) => write!(f, "cuda:{n}"),
+            DeviceChoice::Auto => f.write_str("auto"),
+        }
     }
 }
 

@@ -24,6 +24,8 @@ pub struct Network {
     config: NetConfig,
     variant: Variant,
     lineage: Lineage,
+    /// The search settings of the run that trains this network, written into its sidecar.
+    search: Option<crate::search::SearchParams>,
 }
 
 impl std::fmt::Debug for Network {
@@ -50,6 +52,7 @@ impl Network {
             config: config.clone(),
             variant,
             lineage: Lineage::default(),
+            search: None,
         })
     }
 
@@ -77,6 +80,17 @@ impl Network {
     /// Stops tracking gradients for all weights (inference-only copies, tracing).
     pub fn freeze(&mut self) {
         self.vs.freeze();
+    }
+
+    /// The search settings recorded with these weights (see [`CheckpointMeta::search`]).
+    pub fn search_params(&self) -> Option<&crate::search::SearchParams> {
+        self.search.as_ref()
+    }
+
+    /// Records the search settings of the run that trains this network; every later save
+    /// writes them into the sidecar.
+    pub fn set_search_params(&mut self, search: Option<crate::search::SearchParams>) {
+        self.search = search;
     }
 
     pub(crate) fn lineage_mut(&mut self) -> &mut Lineage {
@@ -149,6 +163,7 @@ impl Network {
             created_unix: checkpoint::now_unix(),
             parameters: self.parameters(),
             writer: format!("bao-zero {}", env!("CARGO_PKG_VERSION")),
+            search: self.search.clone(),
         }
     }
 
@@ -182,6 +197,7 @@ impl Network {
         })?;
         net.load_weights(&path)?;
         net.lineage = meta.lineage();
+        net.search = meta.search;
         Ok(net)
     }
 
@@ -210,6 +226,7 @@ impl Network {
             .copy(&self.vs)
             .context("cannot copy network weights")?;
         copy.lineage = self.lineage.clone();
+        copy.search = self.search.clone();
         Ok(copy)
     }
 

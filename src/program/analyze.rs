@@ -52,7 +52,10 @@ pub fn analyze(
     seed: u64,
 ) -> anyhow::Result<Report> {
     let legal = pos.legal_moves();
-    anyhow::ensure!(!legal.is_empty(), "the game is over in this position: nothing to analyse");
+    anyhow::ensure!(
+        !legal.is_empty(),
+        "the game is over in this position: nothing to analyse"
+    );
     let mut mcts = Mcts::new(params, seed);
     let result = mcts.search(pos, sims.max(1), evaluator)?;
     let mover = pos.to_move();
@@ -80,7 +83,10 @@ pub fn analyze(
         Some(false) => 2,
     };
     moves.sort_by(|a, b| {
-        rank(a).cmp(&rank(b)).then(b.visits.cmp(&a.visits)).then(b.prior.total_cmp(&a.prior))
+        rank(a)
+            .cmp(&rank(b))
+            .then(b.visits.cmp(&a.visits))
+            .then(b.prior.total_cmp(&a.prior))
     });
     Ok(Report {
         simulations: result.simulations,
@@ -96,7 +102,9 @@ pub fn line_notation(pos: &Position, line: &[Move]) -> Vec<String> {
     let mut out = Vec::new();
     let mut p = *pos;
     for &mv in line {
-        let Some(lm) = p.legal_moves().get(mv).copied() else { break };
+        let Some(lm) = p.legal_moves().get(mv).copied() else {
+            break;
+        };
         out.push(lm.notation(p.to_move()));
         match lm.after {
             After::Position(next) => p = next,
@@ -119,7 +127,10 @@ mod tests {
         assert_eq!(r.moves.len(), pos.legal_moves().len());
         let visits: u32 = r.moves.iter().map(|m| m.visits).sum();
         assert_eq!(visits, r.simulations);
-        assert!(r.moves.windows(2).all(|w| w[0].visits >= w[1].visits || w[0].proven_win == Some(true)));
+        assert!(r
+            .moves
+            .windows(2)
+            .all(|w| w[0].visits >= w[1].visits || w[0].proven_win == Some(true)));
         assert_eq!(r.pv.first(), Some(&r.moves[0].notation));
         assert!((-1.0..=1.0).contains(&r.value));
     }

@@ -67,11 +67,20 @@ impl EloFit {
 pub fn fit(n: usize, anchor: usize, pairs: &[PairCounts]) -> EloFit {
     assert!(anchor < n, "anchor out of range");
     // Players linked to the anchor by finished games.
-    let played: Vec<&PairCounts> = pairs.iter().filter(|p| p.wins_i + p.wins_j > 0.0 && p.i != p.j).collect();
-    let linked = reach(n, anchor, |a, b| played.iter().any(|p| p.i == a && p.j == b || p.i == b && p.j == a));
+    let played: Vec<&PairCounts> = pairs
+        .iter()
+        .filter(|p| p.wins_i + p.wins_j > 0.0 && p.i != p.j)
+        .collect();
+    let linked = reach(n, anchor, |a, b| {
+        played
+            .iter()
+            .any(|p| p.i == a && p.j == b || p.i == b && p.j == a)
+    });
     // The MLE exists iff the "beat" graph on linked players is strongly connected.
     let beat = |a: usize, b: usize| {
-        played.iter().any(|p| (p.i == a && p.j == b && p.wins_i > 0.0) || (p.j == a && p.i == b && p.wins_j > 0.0))
+        played.iter().any(|p| {
+            (p.i == a && p.j == b && p.wins_i > 0.0) || (p.j == a && p.i == b && p.wins_j > 0.0)
+        })
     };
     let forward = reach(n, anchor, beat);
     let backward = reach(n, anchor, |a, b| beat(b, a));
@@ -80,7 +89,11 @@ pub fn fit(n: usize, anchor: usize, pairs: &[PairCounts]) -> EloFit {
         .iter()
         .map(|p| {
             let prior = if regularized { 0.5 } else { 0.0 };
-            PairCounts { wins_i: p.wins_i + prior, wins_j: p.wins_j + prior, ..**p }
+            PairCounts {
+                wins_i: p.wins_i + prior,
+                wins_j: p.wins_j + prior,
+                ..**p
+            }
         })
         .collect();
 
@@ -112,7 +125,9 @@ pub fn fit(n: usize, anchor: usize, pairs: &[PairCounts]) -> EloFit {
                 info[b][a] -= h;
             }
         }
-        let Some(step) = solve(&info, &grad) else { break };
+        let Some(step) = solve(&info, &grad) else {
+            break;
+        };
         let mut biggest: f64 = 0.0;
         for (k, &x) in free.iter().enumerate() {
             let s = step[k].clamp(-400.0, 400.0);
@@ -135,7 +150,11 @@ pub fn fit(n: usize, anchor: usize, pairs: &[PairCounts]) -> EloFit {
             }
         })
         .collect();
-    EloFit { ratings, stderr, regularized }
+    EloFit {
+        ratings,
+        stderr,
+        regularized,
+    }
 }
 
 /// Nodes reachable from `from` along `edge`.
@@ -157,7 +176,11 @@ fn reach(n: usize, from: usize, edge: impl Fn(usize, usize) -> bool) -> Vec<bool
 /// Solves `a x = b` by Gaussian elimination with partial pivoting; `None` if singular.
 fn solve(a: &[Vec<f64>], b: &[f64]) -> Option<Vec<f64>> {
     let m = b.len();
-    let mut aug: Vec<Vec<f64>> = a.iter().zip(b).map(|(row, &y)| row.iter().copied().chain([y]).collect()).collect();
+    let mut aug: Vec<Vec<f64>> = a
+        .iter()
+        .zip(b)
+        .map(|(row, &y)| row.iter().copied().chain([y]).collect())
+        .collect();
     for c in 0..m {
         let p = (c..m).max_by(|&x, &y| aug[x][c].abs().total_cmp(&aug[y][c].abs()))?;
         if aug[p][c].abs() < 1e-300 {
@@ -178,10 +201,20 @@ fn solve(a: &[Vec<f64>], b: &[f64]) -> Option<Vec<f64>> {
 
 fn invert(a: &[Vec<f64>]) -> Option<Vec<Vec<f64>>> {
     let m = a.len();
-    let cols: Option<Vec<Vec<f64>>> =
-        (0..m).map(|k| solve(a, &(0..m).map(|r| (r == k) as u8 as f64).collect::<Vec<_>>())).collect();
+    let cols: Option<Vec<Vec<f64>>> = (0..m)
+        .map(|k| {
+            solve(
+                a,
+                &(0..m).map(|r| (r == k) as u8 as f64).collect::<Vec<_>>(),
+            )
+        })
+        .collect();
     let cols = cols?;
-    Some((0..m).map(|r| (0..m).map(|c| cols[c][r]).collect()).collect())
+    Some(
+        (0..m)
+            .map(|r| (0..m).map(|c| cols[c][r]).collect())
+            .collect(),
+    )
 }
 
 #[cfg(test)]
@@ -218,7 +251,16 @@ mod tests {
     fn two_players_give_the_closed_form() {
         // A (1) beat random (0) 30 times of 40: R = 400 log10 3 = 190.85; the information is
         // n p (1-p) (ln 10 / 400)^2 = 7.5 * 3.3137e-5, so the standard error is 63.43.
-        let fit = fit(2, 0, &[PairCounts { i: 1, j: 0, wins_i: 30.0, wins_j: 10.0 }]);
+        let fit = fit(
+            2,
+            0,
+            &[PairCounts {
+                i: 1,
+                j: 0,
+                wins_i: 30.0,
+                wins_j: 10.0,
+            }],
+        );
         assert!(!fit.regularized);
         close(fit.ratings[0].unwrap(), 0.0, 1e-12);
         close(fit.ratings[1].unwrap(), 190.849, 1e-3);
@@ -234,9 +276,24 @@ mod tests {
         let p1 = expected_score(100.0);
         let p2 = expected_score(200.0);
         let pairs = [
-            PairCounts { i: 1, j: 0, wins_i: n * p1, wins_j: n * (1.0 - p1) },
-            PairCounts { i: 2, j: 1, wins_i: n * p1, wins_j: n * (1.0 - p1) },
-            PairCounts { i: 2, j: 0, wins_i: n * p2, wins_j: n * (1.0 - p2) },
+            PairCounts {
+                i: 1,
+                j: 0,
+                wins_i: n * p1,
+                wins_j: n * (1.0 - p1),
+            },
+            PairCounts {
+                i: 2,
+                j: 1,
+                wins_i: n * p1,
+                wins_j: n * (1.0 - p1),
+            },
+            PairCounts {
+                i: 2,
+                j: 0,
+                wins_i: n * p2,
+                wins_j: n * (1.0 - p2),
+            },
         ];
         let fit = fit(3, 0, &pairs);
         close(fit.ratings[1].unwrap(), 100.0, 1e-6);
@@ -249,7 +306,16 @@ mod tests {
     #[test]
     fn perfect_scores_are_regularized_and_unlinked_players_unrated() {
         // 10-0: pure MLE is infinite; one virtual draw gives 10.5 of 11 = 400 log10 21.
-        let fit = fit(3, 0, &[PairCounts { i: 1, j: 0, wins_i: 10.0, wins_j: 0.0 }]);
+        let fit = fit(
+            3,
+            0,
+            &[PairCounts {
+                i: 1,
+                j: 0,
+                wins_i: 10.0,
+                wins_j: 0.0,
+            }],
+        );
         assert!(fit.regularized);
         close(fit.ratings[1].unwrap(), 400.0 * 21f64.log10(), 1e-6);
         assert_eq!(fit.ratings[2], None);

@@ -26,8 +26,10 @@ pub struct PlayRecord {
 
 impl PlayRecord {
     pub fn load(path: &Path) -> anyhow::Result<PlayRecord> {
-        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-        serde_json::from_str(&text).with_context(|| format!("{} is not a game record", path.display()))
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        serde_json::from_str(&text)
+            .with_context(|| format!("{} is not a game record", path.display()))
     }
 
     pub fn save(&self, path: &Path) -> anyhow::Result<()> {
@@ -39,12 +41,21 @@ impl PlayRecord {
     /// Fails naming the first move that is not legal.
     pub fn replay(&self) -> anyhow::Result<(Vec<(Position, LegalMove)>, Game)> {
         let start = Position::from_state_json(&self.start).context("record start state")?;
-        anyhow::ensure!(start.variant() == self.variant, "record variant {} but start state is {}", self.variant, start.variant());
+        anyhow::ensure!(
+            start.variant() == self.variant,
+            "record variant {} but start state is {}",
+            self.variant,
+            start.variant()
+        );
         let mut game = Game::new(start);
         let mut steps = Vec::new();
         for (i, text) in self.moves.iter().enumerate() {
-            let pos = game.current().with_context(|| format!("move {} `{text}` after the game ended", i + 1))?;
-            let lm = pos.parse_move(text).with_context(|| format!("record move {} `{text}`", i + 1))?;
+            let pos = game
+                .current()
+                .with_context(|| format!("move {} `{text}` after the game ended", i + 1))?;
+            let lm = pos
+                .parse_move(text)
+                .with_context(|| format!("record move {} `{text}`", i + 1))?;
             steps.push((pos, lm));
             game.push(lm);
         }
@@ -64,7 +75,12 @@ pub struct Game {
 
 impl Game {
     pub fn new(start: Position) -> Game {
-        Game { start, moves: Vec::new(), positions: vec![start], won: None }
+        Game {
+            start,
+            moves: Vec::new(),
+            positions: vec![start],
+            won: None,
+        }
     }
     /// The position to move from, or `None` once a move won.
     pub fn current(&self) -> Option<Position> {
@@ -76,7 +92,8 @@ impl Game {
     }
     /// The result, if the game is over (a winning move, or no legal move).
     pub fn outcome(&self) -> Option<Outcome> {
-        self.won.or_else(|| self.current().and_then(|p| p.outcome()))
+        self.won
+            .or_else(|| self.current().and_then(|p| p.outcome()))
     }
     pub fn push(&mut self, lm: LegalMove) {
         self.moves.push(lm);
@@ -109,7 +126,12 @@ impl Game {
         PlayRecord {
             variant: self.start.variant(),
             start: self.start.to_state_json(),
-            moves: self.moves.iter().enumerate().map(|(i, lm)| lm.notation(self.mover(i))).collect(),
+            moves: self
+                .moves
+                .iter()
+                .enumerate()
+                .map(|(i, lm)| lm.notation(self.mover(i)))
+                .collect(),
             players,
             winner: self.outcome().map(|o| o.winner.letter().to_string()),
         }
@@ -119,4 +141,3 @@ impl Game {
         *self.positions.last().expect("at least the start")
     }
 }
-

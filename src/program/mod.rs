@@ -9,5 +9,5 @@ pub mod random_games;
 pub mod selfplay;
 pub mod serve;
 pub mod sprt;
-pub mod train;
 pub mod tournament;
+pub mod train;

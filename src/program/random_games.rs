@@ -48,14 +48,22 @@ impl RandomStats {
 }
 
 /// Plays one uniformly random game; returns its outcome (`None`: hit `max_plies`).
-pub fn play_random_game(variant: Variant, rng: &mut SmallRng, max_plies: u64, stats: &mut RandomStats) -> Option<Outcome> {
+pub fn play_random_game(
+    variant: Variant,
+    rng: &mut SmallRng,
+    max_plies: u64,
+    stats: &mut RandomStats,
+) -> Option<Outcome> {
     let mut pos = Position::start(variant);
     let mut plies = 0;
     let mut list = MoveList::new();
     let outcome = loop {
         pos.legal_moves_into(&mut list);
         if list.is_empty() {
-            break Some(Outcome { winner: pos.to_move().opponent(), reason: WinReason::NoMove });
+            break Some(Outcome {
+                winner: pos.to_move().opponent(),
+                reason: WinReason::NoMove,
+            });
         }
         if plies >= max_plies {
             break None;
@@ -73,7 +81,11 @@ pub fn play_random_game(variant: Variant, rng: &mut SmallRng, max_plies: u64, st
             After::Won(o) => break Some(o),
         }
     };
-    stats.min_plies = if stats.games == 0 { plies } else { stats.min_plies.min(plies) };
+    stats.min_plies = if stats.games == 0 {
+        plies
+    } else {
+        stats.min_plies.min(plies)
+    };
     stats.games += 1;
     stats.plies += plies;
     stats.max_plies = stats.max_plies.max(plies);
@@ -86,18 +98,30 @@ pub fn play_random_game(variant: Variant, rng: &mut SmallRng, max_plies: u64, st
 
 /// Plays `games` random games from `seed`, spread over the rayon pool when `parallel`.
 /// Game `i` always uses the RNG stream `seed + i`, so results do not depend on threads.
-pub fn random_games(variant: Variant, games: u64, seed: u64, max_plies: u64, parallel: bool) -> RandomStats {
+pub fn random_games(
+    variant: Variant,
+    games: u64,
+    seed: u64,
+    max_plies: u64,
+    parallel: bool,
+) -> RandomStats {
     use rayon::prelude::*;
     let one = |i: u64| {
         let mut s = RandomStats::default();
-        let mut rng = SmallRng::seed_from_u64(seed.wrapping_add(i.wrapping_mul(0x9e37_79b9_7f4a_7c15)));
+        let mut rng =
+            SmallRng::seed_from_u64(seed.wrapping_add(i.wrapping_mul(0x9e37_79b9_7f4a_7c15)));
         play_random_game(variant, &mut rng, max_plies, &mut s);
         s
     };
     if parallel {
-        (0..games).into_par_iter().map(one).reduce(RandomStats::default, RandomStats::merge)
+        (0..games)
+            .into_par_iter()
+            .map(one)
+            .reduce(RandomStats::default, RandomStats::merge)
     } else {
-        (0..games).map(one).fold(RandomStats::default(), RandomStats::merge)
+        (0..games)
+            .map(one)
+            .fold(RandomStats::default(), RandomStats::merge)
     }
 }
 
@@ -106,7 +130,13 @@ pub fn describe(variant: Variant, s: &RandomStats) -> String {
     let g = s.games.max(1) as f64;
     let p = s.plies.max(1) as f64;
     let pct = |x: u64| 100.0 * x as f64 / g;
-    let name = |side: Side| if side == Side::South { "South" } else { "North" };
+    let name = |side: Side| {
+        if side == Side::South {
+            "South"
+        } else {
+            "North"
+        }
+    };
     let mut out = format!(
         "{variant}: {} random games\n  plies per game: mean {:.1}, min {}, max {}\n  legal moves per position: {:.2}\n  captures per game: {:.1} ({:.1} seeds captured)\n  seeds sown per move: {:.1}\n",
         s.games, s.plies as f64 / g, s.min_plies, s.max_plies, s.legal_moves as f64 / p,
@@ -116,7 +146,10 @@ pub fn describe(variant: Variant, s: &RandomStats) -> String {
         let w = s.wins[side.index()];
         out += &format!(
             "  {} wins: {:.1}% ({:.1}% front row emptied, {:.1}% opponent without a move)\n",
-            name(side), pct(w[0] + w[1]), pct(w[0]), pct(w[1])
+            name(side),
+            pct(w[0] + w[1]),
+            pct(w[0]),
+            pct(w[1])
         );
     }
     out += &format!("  unfinished (ply cap): {:.1}%\n", pct(s.unfinished));

@@ -2,7 +2,7 @@
 //!
 //! Each step (1) selects leaves in every game in flight, in parallel with rayon, finishing
 //! searches, playing moves and starting new searches as they come due; (2) gathers every
-//! pending leaf's features into one buffer; (3) runs one evaluator call; (4) backs up every
+//! pending leaf's position into one batch; (3) runs one evaluator call; (4) backs up every
 //! tree, in parallel. Finished games hand over their samples and records and are replaced
 //! by new games, so the batch stays full until the last games run out.
 //!
@@ -71,7 +71,10 @@ impl Default for SelfplayConfig {
 
 impl SelfplayConfig {
     pub fn validate(&self) -> anyhow::Result<()> {
-        ensure!(self.games_in_flight >= 1, "selfplay.games_in_flight must be >= 1");
+        ensure!(
+            self.games_in_flight >= 1,
+            "selfplay.games_in_flight must be >= 1"
+        );
         ensure!(self.sims >= 1, "selfplay.sims must be >= 1");
         ensure!(self.cheap_sims >= 1, "selfplay.cheap_sims must be >= 1");
         ensure!(
@@ -85,7 +88,9 @@ impl SelfplayConfig {
             "selfplay.temperature: plies must increase, e.g. [[0, 1.0], [20, 0.5]]"
         );
         ensure!(
-            self.temperature.iter().all(|&(_, t)| t >= 0.0 && t.is_finite()),
+            self.temperature
+                .iter()
+                .all(|&(_, t)| t >= 0.0 && t.is_finite()),
             "selfplay.temperature: temperatures must be >= 0"
         );
         Ok(())
@@ -93,7 +98,11 @@ impl SelfplayConfig {
 
     /// The move-choice temperature at `ply` (0 before the schedule's first entry).
     pub fn temperature_at(&self, ply: u32) -> f32 {
-        self.temperature.iter().rev().find(|&&(p, _)| p <= ply).map_or(0.0, |&(_, t)| t)
+        self.temperature
+            .iter()
+            .rev()
+            .find(|&&(p, _)| p <= ply)
+            .map_or(0.0, |&(_, t)| t)
     }
 }
 
@@ -127,7 +136,10 @@ impl Default for VariantField {
 
 impl SelfplayRunConfig {
     pub fn new(variant: Variant) -> Self {
-        SelfplayRunConfig { variant: VariantField(variant), ..Default::default() }
+        SelfplayRunConfig {
+            variant: VariantField(variant),
+            ..Default::default()
+        }
     }
     pub fn variant(&self) -> Variant {
         self.variant.0
@@ -213,14 +225,20 @@ struct Slot {
     full: bool,
     record: GameRecord,
     samples: Vec<(Sample, Side)>,
-    features: Vec<f32>,
+    positions: Vec<Position>,
     masks: Vec<u64>,
     sims: u64,
     done: bool,
 }
 
 impl Slot {
-    fn new(id: u64, start: Position, seed: u64, params: &SearchParams, cfg: &SelfplayConfig) -> Slot {
+    fn new(
+        id: u64,
+        start: Position,
+        seed: u64,
+        params: &SearchParams,
+        cfg: &SelfplayConfig,
+    ) -> Slot {
         let mut record = GameRecord::new(&start);
         record.id = Some(id);
         let mut slot = Slot {
@@ -231,7 +249,7 @@ impl Slot {
             full: true,
             record,
             samples: Vec::new(),
-            features: Vec::new(),
+            positions: Vec::new(),
             masks: Vec::new(),
             sims: 0,
             done: false,
@@ -255,14 +273,19 @@ impl Slot {
 
     /// Plays moves whose search is done, then selects this step's leaves.
     fn select(&mut self, params: &SearchParams, cfg: &SelfplayConfig) {
-        self.features.clear();
+        self.positions.clear();
         self.masks.clear();
         while !self.done {
             if self.tree.is_done() {
                 self.finish_move(params, cfg);
                 continue;
             }
-            self.tree.select(params, params.leaves_per_step, &mut self.features, &mut self.masks);
+            self.tree.select(
+                params,
+                params.leaves_per_step,
+                &mut self.positions,
+                &mut self.masks,
+            );
             if self.tree.pending() > 0 || !self.tree.is_done() {
                 break;
             }
@@ -275,7 +298,10 @@ impl Slot {
         let pos = *self.tree.root_position();
         let Some(best) = result.best_move else {
             let winner = pos.to_move().opponent();
-            return self.finish_game(Some(Outcome { winner, reason: WinReason::NoMove }));
+            return self.finish_game(Some(Outcome {
+                winner,
+                reason: WinReason::NoMove,
+            }));
         };
         if self.full {
             let sample = Sample {
@@ -292,7 +318,9 @@ impl Slot {
         }
         let mv = match params.algorithm {
             Algorithm::Gumbel => best,
-            Algorithm::Puct => result.sample_move(cfg.temperature_at(self.ply), &mut self.rng).unwrap_or(best),
+            Algorithm::Puct => result
+                .sample_move(cfg.temperature_at(self.ply), &mut self.rng)
+                .unwrap_or(best),
         };
         let moves = pos.legal_moves();
         let lm = *moves.get(mv).expect("search moves are legal");
@@ -338,14 +366,22 @@ pub fn run_selfplay(
     let cfg = &config.selfplay;
     let start = Position::start(config.variant());
     let t0 = Instant::now();
-    let mut writer =
-        ShardWriter::new(out_dir, "selfplay", config.variant(), cfg.generation, &evaluator.name(), cfg.shard_size)?;
+    let mut writer = ShardWriter::new(
+        out_dir,
+        "selfplay",
+        config.variant(),
+        cfg.generation,
+        &evaluator.name(),
+        cfg.shard_size,
+    )?;
     let bar = if progress {
         let b = indicatif::ProgressBar::new(games as u64);
         b.set_style(
-            indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} games  {msg}")
-                .expect("valid template")
-                .progress_chars("=> "),
+            indicatif::ProgressStyle::with_template(
+                "{elapsed_precise} [{bar:30}] {pos}/{len} games  {msg}",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
         );
         b
     } else {
@@ -359,10 +395,14 @@ pub fn run_selfplay(
         next_id += 1;
     }
     let mut records: Vec<GameRecord> = Vec::new();
-    let (mut features, mut masks, mut policy, mut values) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut positions, mut masks, mut policy, mut values) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut last_draw = Instant::now() - Duration::from_secs(1);
     while !slots.is_empty() {
-        slots.par_iter_mut().with_min_len(4).for_each(|s| s.select(params, cfg));
+        slots
+            .par_iter_mut()
+            .with_min_len(4)
+            .for_each(|s| s.select(params, cfg));
 
         // Finished games: samples to shards, records beside them, new games in their place.
         for k in 0..slots.len() {
@@ -399,10 +439,10 @@ pub fn run_selfplay(
         }
         slots.retain(|s| !s.done);
 
-        features.clear();
+        positions.clear();
         masks.clear();
         for s in &slots {
-            features.extend_from_slice(&s.features);
+            positions.extend_from_slice(&s.positions);
             masks.extend_from_slice(&s.masks);
         }
         let n = masks.len();
@@ -411,7 +451,7 @@ pub fn run_selfplay(
             values.resize(n, 0.0);
             let tf = Instant::now();
             evaluator
-                .evaluate(&features, &masks, &mut policy, &mut values)
+                .evaluate(&positions, &masks, &mut policy, &mut values)
                 .with_context(|| format!("evaluator {} failed", evaluator.name()))?;
             stats.forward_secs += tf.elapsed().as_secs_f64();
             stats.evaluations += n as u64;
@@ -424,16 +464,28 @@ pub fn run_selfplay(
                 at += s.masks.len();
             }
             let (policy, values) = (&policy, &values);
-            slots.par_iter_mut().zip(offsets).with_min_len(4).for_each(|(s, at)| {
-                let k = s.masks.len();
-                if k > 0 {
-                    s.tree.apply(params, &policy[at * ACTIONS..(at + k) * ACTIONS], &values[at..at + k], &mut s.rng);
-                }
-            });
+            slots
+                .par_iter_mut()
+                .zip(offsets)
+                .with_min_len(4)
+                .for_each(|(s, at)| {
+                    let k = s.masks.len();
+                    if k > 0 {
+                        s.tree.apply(
+                            params,
+                            &policy[at * ACTIONS..(at + k) * ACTIONS],
+                            &values[at..at + k],
+                            &mut s.rng,
+                        );
+                    }
+                });
         }
         if progress && last_draw.elapsed() > Duration::from_millis(250) {
             last_draw = Instant::now();
-            let in_flight: u64 = slots.iter().map(|s| s.sims + s.tree.simulations() as u64).sum();
+            let in_flight: u64 = slots
+                .iter()
+                .map(|s| s.sims + s.tree.simulations() as u64)
+                .sum();
             let secs = t0.elapsed().as_secs_f64().max(1e-9);
             bar.set_message(format!(
                 "{} positions  {:.0} sims/s  fill {:.0}%  {:.1} plies/game",

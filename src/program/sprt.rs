@@ -32,21 +32,33 @@ impl Sprt {
             elo0.is_finite() && elo1.is_finite() && elo0 < elo1,
             "--sprt elo0,elo1 needs elo0 < elo1 (got {elo0},{elo1})"
         );
-        Ok(Sprt { elo0, elo1, alpha: 0.05, beta: 0.05 })
+        Ok(Sprt {
+            elo0,
+            elo1,
+            alpha: 0.05,
+            beta: 0.05,
+        })
     }
 
     /// Parses `elo0,elo1`.
     pub fn parse(text: &str) -> anyhow::Result<Sprt> {
-        let (a, b) = text.split_once(',').ok_or_else(|| anyhow::anyhow!("--sprt expects elo0,elo1, e.g. 0,50"))?;
+        let (a, b) = text
+            .split_once(',')
+            .ok_or_else(|| anyhow::anyhow!("--sprt expects elo0,elo1, e.g. 0,50"))?;
         let num = |s: &str| {
-            s.trim().parse::<f64>().map_err(|_| anyhow::anyhow!("--sprt: `{s}` is not a number"))
+            s.trim()
+                .parse::<f64>()
+                .map_err(|_| anyhow::anyhow!("--sprt: `{s}` is not a number"))
         };
         Sprt::new(num(a)?, num(b)?)
     }
 
     /// `(lower, upper)` bounds of the log likelihood ratio.
     pub fn bounds(&self) -> (f64, f64) {
-        ((self.beta / (1.0 - self.alpha)).ln(), ((1.0 - self.beta) / self.alpha).ln())
+        (
+            (self.beta / (1.0 - self.alpha)).ln(),
+            ((1.0 - self.beta) / self.alpha).ln(),
+        )
     }
 
     /// Log likelihood ratio after `wins` and `losses` of the first player.

@@ -57,7 +57,11 @@ impl TournamentConfig {
     pub const DEFAULT_PLY_CAP: u32 = 400;
     pub const DEFAULT_OPENING_PLIES: u32 = 4;
 
-    pub fn new(variant: Variant, players: Vec<PlayerSpec>, games_per_pair: u32) -> TournamentConfig {
+    pub fn new(
+        variant: Variant,
+        players: Vec<PlayerSpec>,
+        games_per_pair: u32,
+    ) -> TournamentConfig {
         TournamentConfig {
             variant,
             players,
@@ -76,7 +80,9 @@ impl TournamentConfig {
     pub fn pairs(&self) -> Vec<(usize, usize)> {
         let n = self.players.len();
         match self.format {
-            Format::RoundRobin => (0..n).flat_map(|a| (a + 1..n).map(move |b| (a, b))).collect(),
+            Format::RoundRobin => (0..n)
+                .flat_map(|a| (a + 1..n).map(move |b| (a, b)))
+                .collect(),
             Format::Gauntlet => (1..n).map(|b| (0, b)).collect(),
         }
     }
@@ -131,7 +137,13 @@ pub struct GameSummary {
 impl GameSummary {
     /// The winning player's index, if any.
     pub fn winner(&self) -> Option<usize> {
-        self.end.winner().map(|s| if s == Side::South { self.south } else { self.north })
+        self.end.winner().map(|s| {
+            if s == Side::South {
+                self.south
+            } else {
+                self.north
+            }
+        })
     }
 }
 
@@ -237,7 +249,16 @@ pub fn run_match(
 /// The two-player view of a finished tournament of two.
 pub fn match_summary(r: &TournamentResult) -> MatchResult {
     let p = &r.pairs[0];
-    let fit = elo::fit(2, 1, &[PairCounts { i: 0, j: 1, wins_i: p.a_wins as f64, wins_j: p.b_wins as f64 }]);
+    let fit = elo::fit(
+        2,
+        1,
+        &[PairCounts {
+            i: 0,
+            j: 1,
+            wins_i: p.a_wins as f64,
+            wins_j: p.b_wins as f64,
+        }],
+    );
     MatchResult {
         a_wins: p.a_wins,
         b_wins: p.b_wins,
@@ -263,7 +284,8 @@ fn mix(mut x: u64) -> u64 {
 /// Returns the position and the moves.
 pub fn opening(variant: Variant, plies: u32, seed: u64, k: u32) -> (Position, Vec<String>) {
     for attempt in 0u64.. {
-        let mut rng = SmallRng::seed_from_u64(mix(mix(seed ^ 0x6f70_656e) ^ (k as u64) << 20 ^ attempt));
+        let mut rng =
+            SmallRng::seed_from_u64(mix(mix(seed ^ 0x6f70_656e) ^ (k as u64) << 20 ^ attempt));
         let mut pos = Position::start(variant);
         let mut moves = Vec::new();
         let mut ok = true;
@@ -307,16 +329,34 @@ pub fn play_game(
     loop {
         let moves = pos.legal_moves();
         if moves.is_empty() {
-            return (GameEnd::Win { winner: pos.to_move().opponent(), reason: "no-move".into() }, plies);
+            return (
+                GameEnd::Win {
+                    winner: pos.to_move().opponent(),
+                    reason: "no-move".into(),
+                },
+                plies,
+            );
         }
         if plies >= ply_cap {
             return (GameEnd::Unfinished, plies);
         }
         let me = pos.to_move();
-        let player: &mut dyn Player = if me == Side::South { &mut *south } else { &mut *north };
+        let player: &mut dyn Player = if me == Side::South {
+            &mut *south
+        } else {
+            &mut *north
+        };
         let chosen = match player.choose(&pos, limits) {
             Ok(c) => c,
-            Err(e) => return (GameEnd::Forfeit { loser: me, reason: format!("{e:#}") }, plies),
+            Err(e) => {
+                return (
+                    GameEnd::Forfeit {
+                        loser: me,
+                        reason: format!("{e:#}"),
+                    },
+                    plies,
+                )
+            }
         };
         if moves.get(chosen.mv.mv) != Some(&chosen.mv) {
             let reason = format!("illegal move {:?}", chosen.mv.mv);
@@ -324,7 +364,15 @@ pub fn play_game(
         }
         plies += 1;
         match chosen.mv.after {
-            After::Won(o) => return (GameEnd::Win { winner: o.winner, reason: o.reason.name().into() }, plies),
+            After::Won(o) => {
+                return (
+                    GameEnd::Win {
+                        winner: o.winner,
+                        reason: o.reason.name().into(),
+                    },
+                    plies,
+                )
+            }
             After::Position(p) => pos = p,
         }
     }
@@ -345,19 +393,30 @@ pub fn run_tournament(config: &TournamentConfig) -> anyhow::Result<TournamentRes
     let n = config.players.len();
     anyhow::ensure!(n >= 2, "a tournament needs at least two players (got {n})");
     anyhow::ensure!(config.games_per_pair >= 1, "--games must be at least 1");
-    anyhow::ensure!(config.ply_cap > config.opening_plies, "the ply cap must exceed the opening plies");
+    anyhow::ensure!(
+        config.ply_cap > config.opening_plies,
+        "the ply cap must exceed the opening plies"
+    );
     if config.sprt.is_some() {
         anyhow::ensure!(n == 2, "--sprt needs exactly two players (got {n})");
     }
     // Build each player once up front so that a bad spec fails before any game is played.
     for spec in &config.players {
-        players::build(spec, config.variant, 0).with_context(|| format!("cannot build player `{spec}`"))?;
+        players::build(spec, config.variant, 0)
+            .with_context(|| format!("cannot build player `{spec}`"))?;
     }
     let names: Vec<String> = config.players.iter().map(|s| s.display_name()).collect();
     let pairs = config.pairs();
     // Interleave pairs so that a stopped or interrupted run is balanced.
     let jobs: Vec<Job> = (0..config.games_per_pair)
-        .flat_map(|g| pairs.iter().enumerate().map(move |(p, &(a, b))| Job { pair: p, game: g, a, b }))
+        .flat_map(|g| {
+            pairs.iter().enumerate().map(move |(p, &(a, b))| Job {
+                pair: p,
+                game: g,
+                a,
+                b,
+            })
+        })
         .collect();
     let openings: Vec<(Position, Vec<String>)> = (0..config.games_per_pair.div_ceil(2))
         .map(|k| opening(config.variant, config.opening_plies, config.seed, k))
@@ -366,9 +425,11 @@ pub fn run_tournament(config: &TournamentConfig) -> anyhow::Result<TournamentRes
     let bar = if config.progress {
         let bar = indicatif::ProgressBar::new(jobs.len() as u64);
         bar.set_style(
-            indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} games {msg}")
-                .expect("valid template")
-                .progress_chars("=> "),
+            indicatif::ProgressStyle::with_template(
+                "{elapsed_precise} [{bar:40}] {pos}/{len} games {msg}",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
         );
         bar
     } else {
@@ -395,7 +456,8 @@ pub fn run_tournament(config: &TournamentConfig) -> anyhow::Result<TournamentRes
                     }
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(&job) = jobs.get(i) else { break };
-                    let result = run_job(config, job, &openings[(job.game / 2) as usize], &mut cache);
+                    let result =
+                        run_job(config, job, &openings[(job.game / 2) as usize], &mut cache);
                     if tx.send(result).is_err() {
                         break;
                     }
@@ -416,7 +478,10 @@ pub fn run_tournament(config: &TournamentConfig) -> anyhow::Result<TournamentRes
                     if let Some((sprt, decision)) = &mut sprt_state {
                         let (w, l) = a_wins_losses(&games);
                         *decision = sprt.decide(w as f64, l as f64);
-                        bar.set_message(format!("{w}-{l}  LLR {:.2}", sprt.llr(w as f64, l as f64)));
+                        bar.set_message(format!(
+                            "{w}-{l}  LLR {:.2}",
+                            sprt.llr(w as f64, l as f64)
+                        ));
                         if *decision != SprtDecision::Continue {
                             stop.store(true, Ordering::Relaxed);
                         }
@@ -437,7 +502,14 @@ pub fn run_tournament(config: &TournamentConfig) -> anyhow::Result<TournamentRes
         return Err(e);
     }
     games.sort_by_key(|g| (g.pair, g.game));
-    Ok(summarise(config, &names, &pairs, games, sprt_state.map(|s| s.0), started.elapsed().as_secs_f64()))
+    Ok(summarise(
+        config,
+        &names,
+        &pairs,
+        games,
+        sprt_state.map(|s| s.0),
+        started.elapsed().as_secs_f64(),
+    ))
 }
 
 /// Wins and losses of player 0 (a two-player match).
@@ -456,7 +528,11 @@ fn run_job(
     cache: &mut [Option<Box<dyn Player>>],
 ) -> anyhow::Result<GameSummary> {
     // Even games give `a` South, odd games give it North: each opening twice, colours swapped.
-    let (south, north) = if job.game % 2 == 0 { (job.a, job.b) } else { (job.b, job.a) };
+    let (south, north) = if job.game % 2 == 0 {
+        (job.a, job.b)
+    } else {
+        (job.b, job.a)
+    };
     let game_seed = mix(config.seed ^ mix((job.pair as u64) << 32 | job.game as u64));
     for (k, &who) in [south, north].iter().enumerate() {
         if cache[who].is_none() {
@@ -466,7 +542,10 @@ fn run_job(
                     .with_context(|| format!("cannot build player `{spec}`"))?,
             );
         }
-        cache[who].as_mut().expect("built").new_game(mix(game_seed ^ k as u64));
+        cache[who]
+            .as_mut()
+            .expect("built")
+            .new_game(mix(game_seed ^ k as u64));
     }
     let (ps, pn) = if south < north {
         let (lo, hi) = cache.split_at_mut(north);
@@ -476,10 +555,22 @@ fn run_job(
         (hi[0].as_deref_mut(), lo[north].as_deref_mut())
     };
     let (ps, pn) = (ps.expect("built"), pn.expect("built"));
-    let (end, plies) = play_game(ps, pn, *start, moves.len() as u32, config.ply_cap, &Limits::default());
+    let (end, plies) = play_game(
+        ps,
+        pn,
+        *start,
+        moves.len() as u32,
+        config.ply_cap,
+        &Limits::default(),
+    );
     if let GameEnd::Forfeit { loser, reason } = &end {
         let who = if *loser == Side::South { south } else { north };
-        tracing::warn!("{} forfeits game {} of pair {}: {reason}", config.players[who], job.game, job.pair);
+        tracing::warn!(
+            "{} forfeits game {} of pair {}: {reason}",
+            config.players[who],
+            job.game,
+            job.pair
+        );
     }
     Ok(GameSummary {
         pair: job.pair,
@@ -510,7 +601,10 @@ fn summarise(
             let a_wins = mine.iter().filter(|g| g.winner() == Some(a)).count() as u32;
             let b_wins = mine.iter().filter(|g| g.winner() == Some(b)).count() as u32;
             let unfinished = mine.iter().filter(|g| g.end == GameEnd::Unfinished).count() as u32;
-            let forfeits = mine.iter().filter(|g| matches!(g.end, GameEnd::Forfeit { .. })).count() as u32;
+            let forfeits = mine
+                .iter()
+                .filter(|g| matches!(g.end, GameEnd::Forfeit { .. }))
+                .count() as u32;
             let finished = (a_wins + b_wins) as f64;
             PairResult {
                 a,
@@ -527,10 +621,19 @@ fn summarise(
             }
         })
         .collect();
-    let anchor = config.players.iter().position(|s| s.is_random()).unwrap_or(0);
+    let anchor = config
+        .players
+        .iter()
+        .position(|s| s.is_random())
+        .unwrap_or(0);
     let counts: Vec<PairCounts> = pair_results
         .iter()
-        .map(|p| PairCounts { i: p.a, j: p.b, wins_i: p.a_wins as f64, wins_j: p.b_wins as f64 })
+        .map(|p| PairCounts {
+            i: p.a,
+            j: p.b,
+            wins_i: p.a_wins as f64,
+            wins_j: p.b_wins as f64,
+        })
         .collect();
     let fit = elo::fit(n, anchor, &counts);
     let ratings = (0..n)
@@ -557,7 +660,10 @@ fn summarise(
         })
         .collect();
     let finished: Vec<&GameSummary> = games.iter().filter(|g| g.end.winner().is_some()).collect();
-    let south_wins = finished.iter().filter(|g| g.end.winner() == Some(Side::South)).count();
+    let south_wins = finished
+        .iter()
+        .filter(|g| g.end.winner() == Some(Side::South))
+        .count();
     let sprt = sprt.map(|s| {
         let (w, l) = a_wins_losses(&games);
         SprtReport {
@@ -602,9 +708,15 @@ pub fn format_table(r: &TournamentResult) -> String {
         "{} {} games per pair, ply cap {}, {} opening plies, seed {} ({:.1} s)",
         r.variant, r.games_per_pair, r.ply_cap, r.opening_plies, r.seed, r.elapsed_s
     );
-    let _ = writeln!(s, "\n{:<w$}  {:<w$}  {:>5} {:>5} {:>5} {:>5}  {:>6}  {:>15}", "A", "B", "games", "A won", "B won", "unfin", "A rate", "95% interval");
+    let _ = writeln!(
+        s,
+        "\n{:<w$}  {:<w$}  {:>5} {:>5} {:>5} {:>5}  {:>6}  {:>15}",
+        "A", "B", "games", "A won", "B won", "unfin", "A rate", "95% interval"
+    );
     for p in &r.pairs {
-        let rate = p.a_win_rate.map_or("-".into(), |x| format!("{:.1}%", 100.0 * x));
+        let rate = p
+            .a_win_rate
+            .map_or("-".into(), |x| format!("{:.1}%", 100.0 * x));
         let _ = writeln!(
             s,
             "{:<w$}  {:<w$}  {:>5} {:>5} {:>5} {:>5}  {:>6}  {:>6.1}% - {:.1}%{}",
@@ -617,21 +729,46 @@ pub fn format_table(r: &TournamentResult) -> String {
             rate,
             100.0 * p.a_win_rate_ci95.0,
             100.0 * p.a_win_rate_ci95.1,
-            if p.forfeits > 0 { format!("  ({} forfeits)", p.forfeits) } else { String::new() }
+            if p.forfeits > 0 {
+                format!("  ({} forfeits)", p.forfeits)
+            } else {
+                String::new()
+            }
         );
     }
     let mut order: Vec<&Rating> = r.ratings.iter().collect();
-    order.sort_by(|a, b| b.elo.unwrap_or(f64::NEG_INFINITY).total_cmp(&a.elo.unwrap_or(f64::NEG_INFINITY)));
-    let _ = writeln!(s, "\n{:<w$}  {:>7}  {:>17}  {:>5} {:>5} {:>5} {:>5}", "player", "Elo", "95% interval", "games", "won", "lost", "unfin");
+    order.sort_by(|a, b| {
+        b.elo
+            .unwrap_or(f64::NEG_INFINITY)
+            .total_cmp(&a.elo.unwrap_or(f64::NEG_INFINITY))
+    });
+    let _ = writeln!(
+        s,
+        "\n{:<w$}  {:>7}  {:>17}  {:>5} {:>5} {:>5} {:>5}",
+        "player", "Elo", "95% interval", "games", "won", "lost", "unfin"
+    );
     for p in order {
         let (elo, ci) = match (p.elo, p.elo_ci95) {
             (Some(e), Some((lo, hi))) => (format!("{e:.0}"), format!("{lo:.0} .. {hi:.0}")),
             (Some(e), None) => (format!("{e:.0}"), "-".into()),
             _ => ("-".into(), "-".into()),
         };
-        let _ = writeln!(s, "{:<w$}  {:>7}  {:>17}  {:>5} {:>5} {:>5} {:>5}", p.name, elo, ci, p.games, p.wins, p.losses, p.unfinished);
+        let _ = writeln!(
+            s,
+            "{:<w$}  {:>7}  {:>17}  {:>5} {:>5} {:>5} {:>5}",
+            p.name, elo, ci, p.games, p.wins, p.losses, p.unfinished
+        );
     }
-    let _ = writeln!(s, "\nElo anchored at {} = 0{}", r.anchor, if r.elo_regularized { "; a perfect score needed one virtual draw per pair" } else { "" });
+    let _ = writeln!(
+        s,
+        "\nElo anchored at {} = 0{}",
+        r.anchor,
+        if r.elo_regularized {
+            "; a perfect score needed one virtual draw per pair"
+        } else {
+            ""
+        }
+    );
     if let Some(x) = r.south_win_rate {
         let _ = writeln!(s, "South won {:.1}% of finished games", 100.0 * x);
     }
@@ -653,7 +790,6 @@ pub fn format_table(r: &TournamentResult) -> String {
     }
     s
 }
-
 
 /// Files are written to a temporary name and renamed, like every other file of the project.
 pub use crate::dataio::shard::write_atomic;
@@ -684,10 +820,17 @@ pub fn elo_svg(r: &TournamentResult) -> anyhow::Result<String> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (800, height)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| anyhow::anyhow!("plot: {e}"))?;
+        root.fill(&WHITE)
+            .map_err(|e| anyhow::anyhow!("plot: {e}"))?;
         let n = rated.len() as i32;
         let mut chart = ChartBuilder::on(&root)
-            .caption(format!("Elo ({}, anchor {} = 0, 95% intervals)", r.variant, r.anchor), ("sans-serif", 18))
+            .caption(
+                format!(
+                    "Elo ({}, anchor {} = 0, 95% intervals)",
+                    r.variant, r.anchor
+                ),
+                ("sans-serif", 18),
+            )
             .margin(15)
             .x_label_area_size(35)
             .y_label_area_size(260)
@@ -698,14 +841,23 @@ pub fn elo_svg(r: &TournamentResult) -> anyhow::Result<String> {
             .configure_mesh()
             .disable_y_mesh()
             .y_labels(rated.len() + 2)
-            .y_label_formatter(&|y| usize::try_from(*y).ok().and_then(|i| labels.get(i)).cloned().unwrap_or_default())
+            .y_label_formatter(&|y| {
+                usize::try_from(*y)
+                    .ok()
+                    .and_then(|i| labels.get(i))
+                    .cloned()
+                    .unwrap_or_default()
+            })
             .x_desc("Elo")
             .draw()
             .map_err(|e| anyhow::anyhow!("plot: {e}"))?;
         for (i, &(_, e, l, h)) in rated.iter().enumerate() {
             let y = i as i32;
             chart
-                .draw_series(std::iter::once(PathElement::new(vec![(l, y), (h, y)], BLUE.stroke_width(2))))
+                .draw_series(std::iter::once(PathElement::new(
+                    vec![(l, y), (h, y)],
+                    BLUE.stroke_width(2),
+                )))
                 .map_err(|e| anyhow::anyhow!("plot: {e}"))?;
             chart
                 .draw_series(std::iter::once(Circle::new((e, y), 5, BLUE.filled())))
@@ -726,7 +878,8 @@ mod tests {
 
     #[test]
     fn paired_openings_really_swap_colours() {
-        let mut config = TournamentConfig::new(Variant::Kujifunza, vec![spec("random"), spec("greedy")], 8);
+        let mut config =
+            TournamentConfig::new(Variant::Kujifunza, vec![spec("random"), spec("greedy")], 8);
         config.threads = 2;
         config.ply_cap = 60;
         let r = run_tournament(&config).unwrap();
@@ -735,17 +888,26 @@ mod tests {
             let pair: Vec<&GameSummary> = r.games.iter().filter(|g| g.opening == k).collect();
             assert_eq!(pair.len(), 2, "opening {k} is played twice");
             assert_eq!(pair[0].opening_moves, pair[1].opening_moves);
-            assert_eq!(pair[0].opening_moves.len(), TournamentConfig::DEFAULT_OPENING_PLIES as usize);
-            assert_eq!((pair[0].south, pair[0].north), (pair[1].north, pair[1].south), "colours swapped");
+            assert_eq!(
+                pair[0].opening_moves.len(),
+                TournamentConfig::DEFAULT_OPENING_PLIES as usize
+            );
+            assert_eq!(
+                (pair[0].south, pair[0].north),
+                (pair[1].north, pair[1].south),
+                "colours swapped"
+            );
         }
         // Different openings differ (the seed is used).
-        let firsts: std::collections::HashSet<_> = r.games.iter().map(|g| g.opening_moves.clone()).collect();
+        let firsts: std::collections::HashSet<_> =
+            r.games.iter().map(|g| g.opening_moves.clone()).collect();
         assert!(firsts.len() >= 3, "{firsts:?}");
     }
 
     #[test]
     fn ply_cap_makes_games_unfinished_and_never_wins() {
-        let mut config = TournamentConfig::new(Variant::Kujifunza, vec![spec("random"), spec("random")], 4);
+        let mut config =
+            TournamentConfig::new(Variant::Kujifunza, vec![spec("random"), spec("random")], 4);
         config.ply_cap = 5;
         config.threads = 1;
         let r = run_tournament(&config).unwrap();
@@ -756,17 +918,26 @@ mod tests {
         }
         let p = &r.pairs[0];
         assert_eq!(p.a_wins + p.b_wins + p.unfinished, 4);
-        assert!(p.unfinished >= 3, "5 plies rarely finish a random game: {p:?}");
+        assert!(
+            p.unfinished >= 3,
+            "5 plies rarely finish a random game: {p:?}"
+        );
     }
 
     #[test]
     fn same_seed_same_results() {
-        let mut config = TournamentConfig::new(Variant::Kujifunza, vec![spec("random"), spec("greedy")], 4);
+        let mut config =
+            TournamentConfig::new(Variant::Kujifunza, vec![spec("random"), spec("greedy")], 4);
         config.ply_cap = 80;
         config.threads = 2;
         let a = run_tournament(&config).unwrap();
         let b = run_tournament(&config).unwrap();
-        let key = |r: &TournamentResult| r.games.iter().map(|g| (g.plies, g.winner())).collect::<Vec<_>>();
+        let key = |r: &TournamentResult| {
+            r.games
+                .iter()
+                .map(|g| (g.plies, g.winner()))
+                .collect::<Vec<_>>()
+        };
         assert_eq!(key(&a), key(&b));
     }
 }

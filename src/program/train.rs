@@ -30,7 +30,9 @@ use serde::{Deserialize, Serialize};
 use crate::dataio::shard::{list_shards, read_shard, write_atomic, Sample};
 use crate::game::features::{encode, FEATURES};
 use crate::game::{mirror_action, Variant, ACTIONS};
-use crate::neuralnet::{DeviceChoice, Learner, Losses, NetConfig, NetEvaluator, Network, OptimizerConfig};
+use crate::neuralnet::{
+    DeviceChoice, Learner, Losses, NetConfig, NetEvaluator, Network, OptimizerConfig,
+};
 use crate::program::players::PlayerSpec;
 use crate::program::selfplay::{run_selfplay, SelfplayConfig, SelfplayRunConfig, VariantField};
 use crate::program::tournament::run_match;
@@ -102,7 +104,12 @@ pub struct EvalConfig {
 
 impl Default for EvalConfig {
     fn default() -> EvalConfig {
-        EvalConfig { baselines: vec!["random".into(), "greedy".into()], games: 40, sims: 32, ply_cap: 300 }
+        EvalConfig {
+            baselines: vec!["random".into(), "greedy".into()],
+            games: 40,
+            sims: 32,
+            ply_cap: 300,
+        }
     }
 }
 
@@ -175,7 +182,8 @@ pub struct BaselineGames {
 impl RunConfig {
     pub fn load(path: &Path) -> anyhow::Result<RunConfig> {
         let c: RunConfig = crate::config::load_toml(path)?;
-        c.validate().with_context(|| format!("invalid config {}", path.display()))?;
+        c.validate()
+            .with_context(|| format!("invalid config {}", path.display()))?;
         Ok(c)
     }
 
@@ -184,12 +192,22 @@ impl RunConfig {
         self.optimizer.validate()?;
         self.selfplay_config().validate()?;
         let t = &self.train;
-        anyhow::ensure!(t.batch_size > 0 && t.games_per_generation > 0, "[train] batch_size and games_per_generation must be > 0");
-        anyhow::ensure!(t.window_min > 0 && t.window_max >= t.window_min, "[train] needs 0 < window_min <= window_max");
-        anyhow::ensure!((0.0..=1.0).contains(&t.q_mix), "[train] q_mix must be in [0, 1]");
+        anyhow::ensure!(
+            t.batch_size > 0 && t.games_per_generation > 0,
+            "[train] batch_size and games_per_generation must be > 0"
+        );
+        anyhow::ensure!(
+            t.window_min > 0 && t.window_max >= t.window_min,
+            "[train] needs 0 < window_min <= window_max"
+        );
+        anyhow::ensure!(
+            (0.0..=1.0).contains(&t.q_mix),
+            "[train] q_mix must be in [0, 1]"
+        );
         anyhow::ensure!(t.reuse > 0.0, "[train] reuse must be > 0");
         for b in &self.eval.baselines {
-            b.parse::<PlayerSpec>().map_err(|e| anyhow::anyhow!("[eval] baselines: {e}"))?;
+            b.parse::<PlayerSpec>()
+                .map_err(|e| anyhow::anyhow!("[eval] baselines: {e}"))?;
         }
         Ok(())
     }
@@ -213,7 +231,9 @@ struct RunDir(PathBuf);
 
 impl RunDir {
     fn model(&self, g: u32) -> PathBuf {
-        self.0.join("models").join(format!("{}.safetensors", gen_name(g)))
+        self.0
+            .join("models")
+            .join(format!("{}.safetensors", gen_name(g)))
     }
     fn data(&self, g: u32) -> PathBuf {
         self.0.join("data").join(gen_name(g))
@@ -228,14 +248,18 @@ impl RunDir {
 /// A new run starts from a randomly initialised network, or from the checkpoint `init` (its
 /// weights, and its optimizer state when saved beside it): that is how a run goes on from a
 /// shipped model in a fresh checkout. `init` must match the config's variant and network.
-pub fn train(config_path: &Path, run_dir: &Path, init: Option<&Path>) -> anyhow::Result<Vec<GenerationMetrics>> {
+pub fn train(
+    config_path: &Path,
+    run_dir: &Path,
+    init: Option<&Path>,
+) -> anyhow::Result<Vec<GenerationMetrics>> {
     let config = RunConfig::load(config_path)?;
     let config_text = std::fs::read_to_string(config_path)?;
     let dir = RunDir(run_dir.to_path_buf());
     let device = config.train.device.resolve()?;
     crate::neuralnet::configure_threads(None);
 
-    let (mut state, mut learner) = if dir.state().exists() {
+    let (mut state, learner) = if dir.state().exists() {
         let saved_config = dir.0.join("config.toml");
         let saved: RunConfig = crate::config::load_toml(&saved_config)
             .with_context(|| format!("{} is not a readable bao run directory", dir.0.display()))?;
@@ -252,10 +276,18 @@ pub fn train(config_path: &Path, run_dir: &Path, init: Option<&Path>) -> anyhow:
         let text = std::fs::read_to_string(dir.state())?;
         let state: RunState = serde_json::from_str(&text)
             .with_context(|| format!("corrupt run state {}", dir.state().display()))?;
-        let learner = Learner::resume(&dir.model(state.generation), device, config.optimizer.clone())
-            .with_context(|| format!("cannot resume from generation {}", state.generation))?;
+        let learner = Learner::resume(
+            &dir.model(state.generation),
+            device,
+            config.optimizer.clone(),
+        )
+        .with_context(|| format!("cannot resume from generation {}", state.generation))?;
         learner.network().ensure_variant(config.variant)?;
-        eprintln!("resuming {} at generation {}", dir.0.display(), state.generation);
+        eprintln!(
+            "resuming {} at generation {}",
+            dir.0.display(),
+            state.generation
+        );
         if init.is_some() {
             eprintln!("(--init is ignored: the run exists and resumes from its own checkpoints)");
         }
@@ -271,10 +303,18 @@ pub fn train(config_path: &Path, run_dir: &Path, init: Option<&Path>) -> anyhow:
         write_atomic(&dir.0.join("config.toml"), config_text.as_bytes())?;
         let learner = initial_learner(&config, device, init)?;
         learner.save(&dir.model(0))?;
-        let state = RunState { init: init.map(|p| p.display().to_string()), ..RunState::default() };
-        write_atomic(&dir.state(), serde_json::to_string_pretty(&state)?.as_bytes())?;
+        let state = RunState {
+            init: init.map(|p| p.display().to_string()),
+            ..RunState::default()
+        };
+        write_atomic(
+            &dir.state(),
+            serde_json::to_string_pretty(&state)?.as_bytes(),
+        )?;
         (state, learner)
     };
+    let mut learner = learner;
+    learner.set_search_params(config.search.clone());
 
     let mut history = read_metrics(&dir.0)?;
     while state.generation < config.train.generations {
@@ -290,18 +330,26 @@ pub fn train(config_path: &Path, run_dir: &Path, init: Option<&Path>) -> anyhow:
         history.push(metrics.clone());
         plot_curve(&dir.0.join("curve.svg"), &history)?;
         // Commit point: everything of generation g is on disk before state.json says so.
-        write_atomic(&dir.state(), serde_json::to_string_pretty(&state)?.as_bytes())?;
+        write_atomic(
+            &dir.state(),
+            serde_json::to_string_pretty(&state)?.as_bytes(),
+        )?;
         println!("{}", summary(&metrics));
     }
     Ok(history)
 }
 
 /// Generation 0 of a new run: a fresh network, or the checkpoint `init`.
-fn initial_learner(config: &RunConfig, device: tch::Device, init: Option<&Path>) -> anyhow::Result<Learner> {
+fn initial_learner(
+    config: &RunConfig,
+    device: tch::Device,
+    init: Option<&Path>,
+) -> anyhow::Result<Learner> {
     let Some(path) = init else {
         let net = Network::new(&config.network, config.variant, device)?;
         let mut learner = Learner::new(net, config.optimizer.clone())?;
         learner.set_lineage(0, None);
+        learner.set_search_params(config.search.clone());
         return Ok(learner);
     };
     let what = || format!("--init {}", path.display());
@@ -317,7 +365,10 @@ fn initial_learner(config: &RunConfig, device: tch::Device, init: Option<&Path>)
     // Keep the optimizer's moments when they were saved beside the checkpoint.
     let mut learner = match Learner::resume(path, device, config.optimizer.clone()) {
         Ok(l) => l,
-        Err(_) => Learner::new(Network::load_for(path, config.variant, device).with_context(what)?, config.optimizer.clone())?,
+        Err(_) => Learner::new(
+            Network::load_for(path, config.variant, device).with_context(what)?,
+            config.optimizer.clone(),
+        )?,
     };
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
     learner.set_lineage(0, name);
@@ -325,18 +376,35 @@ fn initial_learner(config: &RunConfig, device: tch::Device, init: Option<&Path>)
 }
 
 /// One generation: self-play, training, checkpoint, evaluation.
-fn generation(config: &RunConfig, dir: &RunDir, g: u32, learner: &mut Learner, state: &mut RunState) -> anyhow::Result<GenerationMetrics> {
+fn generation(
+    config: &RunConfig,
+    dir: &RunDir,
+    g: u32,
+    learner: &mut Learner,
+    state: &mut RunState,
+) -> anyhow::Result<GenerationMetrics> {
     let data = dir.data(g);
     if data.exists() {
         std::fs::remove_dir_all(&data)?; // leftovers of an interrupted generation
     }
     std::fs::create_dir_all(&data)?;
     let mut sp = config.selfplay_config();
-    sp.selfplay.seed = config.train.seed.wrapping_mul(1_000_003).wrapping_add(g as u64);
+    sp.selfplay.seed = config
+        .train
+        .seed
+        .wrapping_mul(1_000_003)
+        .wrapping_add(g as u64);
     sp.selfplay.generation = g;
-    let mut evaluator = NetEvaluator::load_for(&dir.model(g - 1), config.variant, config.train.device)?;
+    let mut evaluator =
+        NetEvaluator::load_for(&dir.model(g - 1), config.variant, config.train.device)?;
     let t = Instant::now();
-    let mut stats = run_selfplay(&sp, &mut evaluator, config.train.games_per_generation, &data, true)?;
+    let mut stats = run_selfplay(
+        &sp,
+        &mut evaluator,
+        config.train.games_per_generation,
+        &data,
+        true,
+    )?;
     // A run started from a trained network (`--init`) has no window yet. Trained on one
     // generation's few thousand positions it overfits them and gets weaker (measured with the
     // Kiswahili model: -176 Elo in 11 generations), so its first generation plays on until it
@@ -348,8 +416,17 @@ fn generation(config: &RunConfig, dir: &RunDir, g: u32, learner: &mut Learner, s
                 stats.positions, config.train.window_min
             );
             sp.selfplay.seed = sp.selfplay.seed.wrapping_add(0x9e37_79b9);
-            let more = run_selfplay(&sp, &mut evaluator, config.train.games_per_generation, &data, true)?;
-            anyhow::ensure!(more.positions > 0, "self-play of generation {g} wrote no training samples");
+            let more = run_selfplay(
+                &sp,
+                &mut evaluator,
+                config.train.games_per_generation,
+                &data,
+                true,
+            )?;
+            anyhow::ensure!(
+                more.positions > 0,
+                "self-play of generation {g} wrote no training samples"
+            );
             stats.absorb(more);
         }
     }
@@ -358,27 +435,55 @@ fn generation(config: &RunConfig, dir: &RunDir, g: u32, learner: &mut Learner, s
     // Window of the newest positions, newest generations first.
     let t = &config.train;
     let window_size = (t.window_min + t.window_growth * (g as usize - 1)).min(t.window_max);
-    let dirs: Vec<PathBuf> = (1..=g).rev().map(|k| dir.data(k)).filter(|d| d.exists()).collect();
+    let dirs: Vec<PathBuf> = (1..=g)
+        .rev()
+        .map(|k| dir.data(k))
+        .filter(|d| d.exists())
+        .collect();
     let window = load_window(&dirs, window_size)?;
-    anyhow::ensure!(!window.is_empty(), "self-play of generation {g} wrote no training samples");
+    anyhow::ensure!(
+        !window.is_empty(),
+        "self-play of generation {g} wrote no training samples"
+    );
     let steps = ((stats.positions as f64 * t.reuse / t.batch_size as f64).ceil() as usize)
         .clamp(1, t.max_steps_per_generation);
-    let lr = if g >= t.lr_drop_generation { config.optimizer.learning_rate * t.lr_drop } else { config.optimizer.learning_rate };
+    let lr = if g >= t.lr_drop_generation {
+        config.optimizer.learning_rate * t.lr_drop
+    } else {
+        config.optimizer.learning_rate
+    };
     learner.set_learning_rate(lr)?;
     let mirror = t.mirror && config.variant == Variant::Kujifunza;
     let mut rng = SmallRng::seed_from_u64(t.seed ^ (g as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
     let bar = indicatif::ProgressBar::new(steps as u64).with_style(
-        indicatif::ProgressStyle::with_template("  train  [{bar:30}] {pos}/{len} steps {msg}").expect("template"),
+        indicatif::ProgressStyle::with_template("  train  [{bar:30}] {pos}/{len} steps {msg}")
+            .expect("template"),
     );
     let tt = Instant::now();
-    let mut steps_log = std::fs::OpenOptions::new().create(true).append(true).open(dir.0.join("steps.csv"))?;
-    let mean = train_steps(learner, &window, steps, t.batch_size, mirror, t.q_mix, &mut rng, |l| {
-        state.steps += 1;
-        writeln!(steps_log, "{},{},{:.5},{:.5},{:.4},{:.4},{}", g, state.steps, l.policy, l.value, l.policy_entropy, l.value_accuracy, lr)?;
-        bar.set_message(format!("policy {:.3} value {:.3}", l.policy, l.value));
-        bar.inc(1);
-        Ok(())
-    })?;
+    let mut steps_log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.0.join("steps.csv"))?;
+    let mean = train_steps(
+        learner,
+        &window,
+        steps,
+        t.batch_size,
+        mirror,
+        t.q_mix,
+        &mut rng,
+        |l| {
+            state.steps += 1;
+            writeln!(
+                steps_log,
+                "{},{},{:.5},{:.5},{:.4},{:.4},{}",
+                g, state.steps, l.policy, l.value, l.policy_entropy, l.value_accuracy, lr
+            )?;
+            bar.set_message(format!("policy {:.3} value {:.3}", l.policy, l.value));
+            bar.inc(1);
+            Ok(())
+        },
+    )?;
     bar.finish_and_clear();
     let train_secs = tt.elapsed().as_secs_f64();
     learner.set_lineage(g as u64, Some(format!("{}.safetensors", gen_name(g - 1))));
@@ -392,9 +497,22 @@ fn generation(config: &RunConfig, dir: &RunDir, g: u32, learner: &mut Learner, s
     let mut vs_games = Vec::new();
     for b in &config.eval.baselines {
         let spec: PlayerSpec = b.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
-        let r = run_match(config.variant, &me, &spec, config.eval.games, config.eval.ply_cap, t.seed + g as u64, false)?;
+        let r = run_match(
+            config.variant,
+            &me,
+            &spec,
+            config.eval.games,
+            config.eval.ply_cap,
+            t.seed + g as u64,
+            false,
+        )?;
         vs.push((b.clone(), r.score.unwrap_or(0.0), r.elo));
-        vs_games.push(BaselineGames { wins: r.a_wins, losses: r.b_wins, unfinished: r.unfinished, elo_ci95: r.elo_ci95 });
+        vs_games.push(BaselineGames {
+            wins: r.a_wins,
+            losses: r.b_wins,
+            unfinished: r.unfinished,
+            elo_ci95: r.elo_ci95,
+        });
     }
     Ok(GenerationMetrics {
         generation: g,
@@ -427,7 +545,12 @@ pub fn load_window(dirs: &[PathBuf], size: usize) -> anyhow::Result<Vec<Sample>>
         let mut shards = list_shards(d)?;
         shards.reverse();
         for shard in shards {
-            window.extend(read_shard(&shard)?.samples.into_iter().filter(|s| s.full_search));
+            window.extend(
+                read_shard(&shard)?
+                    .samples
+                    .into_iter()
+                    .filter(|s| s.full_search),
+            );
         }
     }
     window.truncate(size);
@@ -452,7 +575,10 @@ pub fn train_steps(
         batch.fill(window, rng, mirror, q_mix)?;
         let l = learner.train_step(&batch.features, &batch.masks, &batch.policy, &batch.value)?;
         on_step(&l)?;
-        for (s, v) in sums.iter_mut().zip([l.policy, l.value, l.policy_entropy, l.value_accuracy]) {
+        for (s, v) in sums
+            .iter_mut()
+            .zip([l.policy, l.value, l.policy_entropy, l.value_accuracy])
+        {
             *s += v as f64;
         }
     }
@@ -478,11 +604,23 @@ struct Batch {
 
 impl Batch {
     fn new(n: usize) -> Batch {
-        Batch { n, features: vec![0.0; n * FEATURES], masks: vec![0; n], policy: vec![0.0; n * ACTIONS], value: vec![0.0; n] }
+        Batch {
+            n,
+            features: vec![0.0; n * FEATURES],
+            masks: vec![0; n],
+            policy: vec![0.0; n * ACTIONS],
+            value: vec![0.0; n],
+        }
     }
 
     /// Draws `n` samples uniformly from the window (mirrored at random when `mirror`).
-    fn fill(&mut self, window: &[Sample], rng: &mut SmallRng, mirror: bool, q_mix: f32) -> anyhow::Result<()> {
+    fn fill(
+        &mut self,
+        window: &[Sample],
+        rng: &mut SmallRng,
+        mirror: bool,
+        q_mix: f32,
+    ) -> anyhow::Result<()> {
         for i in 0..self.n {
             let s = &window[rng.random_range(0..window.len())];
             let mut pos = s.position()?;
@@ -493,7 +631,9 @@ impl Batch {
                 for a in 0..ACTIONS {
                     policy[mirror_action(a)] = s.policy[a];
                 }
-                self.masks[i] = (0..ACTIONS).filter(|&a| s.legal >> a & 1 == 1).fold(0, |m, a| m | 1 << mirror_action(a));
+                self.masks[i] = (0..ACTIONS)
+                    .filter(|&a| s.legal >> a & 1 == 1)
+                    .fold(0, |m, a| m | 1 << mirror_action(a));
             } else {
                 policy.copy_from_slice(&s.policy);
                 self.masks[i] = s.legal;
@@ -513,34 +653,69 @@ fn read_metrics(dir: &Path) -> anyhow::Result<Vec<GenerationMetrics>> {
     let text = std::fs::read_to_string(&path)?;
     text.lines()
         .enumerate()
-        .map(|(i, l)| serde_json::from_str(l).with_context(|| format!("{} line {}", path.display(), i + 1)))
+        .map(|(i, l)| {
+            serde_json::from_str(l).with_context(|| format!("{} line {}", path.display(), i + 1))
+        })
         .collect()
 }
 
 fn append_metrics(dir: &Path, m: &GenerationMetrics) -> anyhow::Result<()> {
-    let mut jsonl = std::fs::OpenOptions::new().create(true).append(true).open(dir.join("metrics.jsonl"))?;
+    let mut jsonl = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("metrics.jsonl"))?;
     writeln!(jsonl, "{}", serde_json::to_string(m)?)?;
     let csv_path = dir.join("metrics.csv");
     let new = !csv_path.exists();
-    let mut csv = std::fs::OpenOptions::new().create(true).append(true).open(&csv_path)?;
+    let mut csv = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&csv_path)?;
     if new {
-        let vs: Vec<String> = m.vs.iter().flat_map(|(b, _, _)| [format!("score_vs_{b}"), format!("elo_vs_{b}")]).collect();
+        let vs: Vec<String> =
+            m.vs.iter()
+                .flat_map(|(b, _, _)| [format!("score_vs_{b}"), format!("elo_vs_{b}")])
+                .collect();
         writeln!(csv, "generation,steps,elapsed_secs,selfplay_games,selfplay_positions,games_per_sec,avg_plies,window,train_steps,samples_per_sec,learning_rate,policy_loss,value_loss,policy_entropy,value_accuracy,{}", vs.join(","))?;
     }
-    let vs: Vec<String> = m.vs.iter().flat_map(|(_, s, e)| [format!("{s:.4}"), e.map_or(String::new(), |e| format!("{e:.1}"))]).collect();
+    let vs: Vec<String> =
+        m.vs.iter()
+            .flat_map(|(_, s, e)| {
+                [
+                    format!("{s:.4}"),
+                    e.map_or(String::new(), |e| format!("{e:.1}")),
+                ]
+            })
+            .collect();
     writeln!(
         csv,
         "{},{},{:.1},{},{},{:.3},{:.2},{},{},{:.1},{},{:.5},{:.5},{:.4},{:.4},{}",
-        m.generation, m.steps, m.elapsed_secs, m.selfplay_games, m.selfplay_positions, m.games_per_sec, m.avg_plies,
-        m.window, m.train_steps, m.samples_per_sec, m.learning_rate, m.policy_loss, m.value_loss, m.policy_entropy,
-        m.value_accuracy, vs.join(",")
+        m.generation,
+        m.steps,
+        m.elapsed_secs,
+        m.selfplay_games,
+        m.selfplay_positions,
+        m.games_per_sec,
+        m.avg_plies,
+        m.window,
+        m.train_steps,
+        m.samples_per_sec,
+        m.learning_rate,
+        m.policy_loss,
+        m.value_loss,
+        m.policy_entropy,
+        m.value_accuracy,
+        vs.join(",")
     )?;
     Ok(())
 }
 
 /// One line per generation for the terminal.
 pub fn summary(m: &GenerationMetrics) -> String {
-    let vs: Vec<String> = m.vs.iter().map(|(b, s, _)| format!("vs {b} {:.0}%", 100.0 * s)).collect();
+    let vs: Vec<String> =
+        m.vs.iter()
+            .map(|(b, s, _)| format!("vs {b} {:.0}%", 100.0 * s))
+            .collect();
     format!(
         "gen {:>3}  {:>6.0}s  {} games {:.1} plies  window {}  {} steps  policy {:.3} value {:.3}  {}",
         m.generation, m.elapsed_secs, m.selfplay_games, m.avg_plies, m.window, m.train_steps, m.policy_loss, m.value_loss, vs.join("  ")
@@ -550,14 +725,30 @@ pub fn summary(m: &GenerationMetrics) -> String {
 /// The final table: the last generation's network against each baseline, with the games
 /// behind each score and the 95% interval of the Elo difference.
 pub fn results_table(history: &[GenerationMetrics]) -> String {
-    let Some(last) = history.last() else { return "no generation finished yet\n".into() };
-    let mut out = format!("{:<28} {:>12} {:>8} {:>10} {:>18}\n", "opponent", "won-lost-unf", "score", "Elo diff", "95% interval");
+    let Some(last) = history.last() else {
+        return "no generation finished yet\n".into();
+    };
+    let mut out = format!(
+        "{:<28} {:>12} {:>8} {:>10} {:>18}\n",
+        "opponent", "won-lost-unf", "score", "Elo diff", "95% interval"
+    );
     for (i, (b, s, e)) in last.vs.iter().enumerate() {
         let games = last.vs_games.get(i);
-        let wlu = games.map_or("-".into(), |g| format!("{}-{}-{}", g.wins, g.losses, g.unfinished));
-        let ci = games.and_then(|g| g.elo_ci95).map_or("-".into(), |(lo, hi)| format!("[{lo:+.0}, {hi:+.0}]"));
+        let wlu = games.map_or("-".into(), |g| {
+            format!("{}-{}-{}", g.wins, g.losses, g.unfinished)
+        });
+        let ci = games
+            .and_then(|g| g.elo_ci95)
+            .map_or("-".into(), |(lo, hi)| format!("[{lo:+.0}, {hi:+.0}]"));
         let elo = e.map_or("-".into(), |e| format!("{e:+.0}"));
-        out += &format!("{:<28} {:>12} {:>7.1}% {:>10} {:>18}\n", b, wlu, 100.0 * s, elo, ci);
+        out += &format!(
+            "{:<28} {:>12} {:>7.1}% {:>10} {:>18}\n",
+            b,
+            wlu,
+            100.0 * s,
+            elo,
+            ci
+        );
     }
     out
 }
@@ -572,34 +763,92 @@ fn plot_curve(path: &Path, history: &[GenerationMetrics]) -> anyhow::Result<()> 
         root.fill(&WHITE).map_err(|e| err(&e))?;
         let (top, bottom) = root.split_vertically(350);
         let gens = history.last().map_or(1, |m| m.generation).max(1) as f64;
-        let elos: Vec<f64> = history.iter().flat_map(|m| m.vs.iter().filter_map(|v| v.2)).collect();
-        let (lo, hi) = elos.iter().fold((-100.0f64, 100.0f64), |(a, b), &e| (a.min(e), b.max(e)));
+        let elos: Vec<f64> = history
+            .iter()
+            .flat_map(|m| m.vs.iter().filter_map(|v| v.2))
+            .collect();
+        let (lo, hi) = elos
+            .iter()
+            .fold((-100.0f64, 100.0f64), |(a, b), &e| (a.min(e), b.max(e)));
         let mut chart = ChartBuilder::on(&top)
             .caption("Elo of the network over each baseline", ("sans-serif", 18))
-            .margin(10).x_label_area_size(30).y_label_area_size(50)
-            .build_cartesian_2d(0.0..gens, (lo - 50.0)..(hi + 50.0)).map_err(|e| err(&e))?;
-        chart.configure_mesh().x_desc("generation").y_desc("Elo").draw().map_err(|e| err(&e))?;
-        let names: Vec<String> = history.last().map(|m| m.vs.iter().map(|v| v.0.clone()).collect()).unwrap_or_default();
+            .margin(10)
+            .x_label_area_size(30)
+            .y_label_area_size(50)
+            .build_cartesian_2d(0.0..gens, (lo - 50.0)..(hi + 50.0))
+            .map_err(|e| err(&e))?;
+        chart
+            .configure_mesh()
+            .x_desc("generation")
+            .y_desc("Elo")
+            .draw()
+            .map_err(|e| err(&e))?;
+        let names: Vec<String> = history
+            .last()
+            .map(|m| m.vs.iter().map(|v| v.0.clone()).collect())
+            .unwrap_or_default();
         for (k, name) in names.iter().enumerate() {
             let color = Palette99::pick(k).to_rgba();
-            let pts: Vec<(f64, f64)> = history.iter().filter_map(|m| Some((m.generation as f64, m.vs.get(k)?.2?))).collect();
-            chart.draw_series(LineSeries::new(pts, color.stroke_width(2))).map_err(|e| err(&e))?
-                .label(name.clone()).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+            let pts: Vec<(f64, f64)> = history
+                .iter()
+                .filter_map(|m| Some((m.generation as f64, m.vs.get(k)?.2?)))
+                .collect();
+            chart
+                .draw_series(LineSeries::new(pts, color.stroke_width(2)))
+                .map_err(|e| err(&e))?
+                .label(name.clone())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
         }
-        chart.configure_series_labels().background_style(WHITE).border_style(BLACK).draw().map_err(|e| err(&e))?;
-        let lmax = history.iter().map(|m| m.policy_loss.max(m.value_loss) as f64).fold(0.1, f64::max);
+        chart
+            .configure_series_labels()
+            .background_style(WHITE)
+            .border_style(BLACK)
+            .draw()
+            .map_err(|e| err(&e))?;
+        let lmax = history
+            .iter()
+            .map(|m| m.policy_loss.max(m.value_loss) as f64)
+            .fold(0.1, f64::max);
         let mut chart = ChartBuilder::on(&bottom)
             .caption("training losses", ("sans-serif", 18))
-            .margin(10).x_label_area_size(30).y_label_area_size(50)
-            .build_cartesian_2d(0.0..gens, 0.0..lmax * 1.1).map_err(|e| err(&e))?;
-        chart.configure_mesh().x_desc("generation").y_desc("loss").draw().map_err(|e| err(&e))?;
-        for (k, (name, f)) in [("policy", (|m: &GenerationMetrics| m.policy_loss) as fn(&GenerationMetrics) -> f32), ("value", |m| m.value_loss)].into_iter().enumerate() {
+            .margin(10)
+            .x_label_area_size(30)
+            .y_label_area_size(50)
+            .build_cartesian_2d(0.0..gens, 0.0..lmax * 1.1)
+            .map_err(|e| err(&e))?;
+        chart
+            .configure_mesh()
+            .x_desc("generation")
+            .y_desc("loss")
+            .draw()
+            .map_err(|e| err(&e))?;
+        for (k, (name, f)) in [
+            (
+                "policy",
+                (|m: &GenerationMetrics| m.policy_loss) as fn(&GenerationMetrics) -> f32,
+            ),
+            ("value", |m| m.value_loss),
+        ]
+        .into_iter()
+        .enumerate()
+        {
             let color = Palette99::pick(k + 5).to_rgba();
-            let pts: Vec<(f64, f64)> = history.iter().map(|m| (m.generation as f64, f(m) as f64)).collect();
-            chart.draw_series(LineSeries::new(pts, color.stroke_width(2))).map_err(|e| err(&e))?
-                .label(name).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+            let pts: Vec<(f64, f64)> = history
+                .iter()
+                .map(|m| (m.generation as f64, f(m) as f64))
+                .collect();
+            chart
+                .draw_series(LineSeries::new(pts, color.stroke_width(2)))
+                .map_err(|e| err(&e))?
+                .label(name)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
         }
-        chart.configure_series_labels().background_style(WHITE).border_style(BLACK).draw().map_err(|e| err(&e))?;
+        chart
+            .configure_series_labels()
+            .background_style(WHITE)
+            .border_style(BLACK)
+            .draw()
+            .map_err(|e| err(&e))?;
         root.present().map_err(|e| err(&e))?;
     }
     write_atomic(path, svg.as_bytes())

@@ -1,15 +1,19 @@
 //! The one interface between search and whatever judges positions (a network, a uniform prior).
 
-use crate::game::{features::FEATURES, ACTIONS};
+use crate::game::{Position, ACTIONS};
 
-/// Judges a batch of positions. Search fills `features` (`n * FEATURES` floats, see
-/// [`crate::game::features`]) and `masks` (`n` legal-action bitmasks); the evaluator writes
+/// Judges a batch of positions. Search passes the `positions` and their `masks` (`n`
+/// legal-action bitmasks, which search knows from expanding them); the evaluator writes
 /// `policy` (`n * ACTIONS` probabilities, zero on illegal actions, summing to one) and
 /// `values` (`n` expected results in `[-1, 1]` for the side to move).
+///
+/// The evaluator owns the encoding (a network writes [`crate::game::features`] into its own
+/// input buffer, one buffer per batch), so a cache in front of it can key on the position
+/// itself ([`Position::hash64`]) and search never touches network inputs.
 pub trait Evaluator {
     fn evaluate(
         &mut self,
-        features: &[f32],
+        positions: &[Position],
         masks: &[u64],
         policy: &mut [f32],
         values: &mut [f32],
@@ -21,15 +25,19 @@ pub trait Evaluator {
 
 /// Checks the buffers of an [`Evaluator::evaluate`] call against each other and returns the
 /// batch size `n`, so every evaluator refuses a mis-sized call with the same clear message.
-pub fn batch_size(features: &[f32], masks: &[u64], policy: &[f32], values: &[f32]) -> anyhow::Result<usize> {
-    let n = masks.len();
+pub fn batch_size(
+    positions: &[Position],
+    masks: &[u64],
+    policy: &[f32],
+    values: &[f32],
+) -> anyhow::Result<usize> {
+    let n = positions.len();
     anyhow::ensure!(
-        features.len() == n * FEATURES && policy.len() == n * ACTIONS && values.len() == n,
-        "evaluator buffers for {n} positions hold {} features, {} policy and {} value floats; expected {}, {} and {n}",
-        features.len(),
+        masks.len() == n && policy.len() == n * ACTIONS && values.len() == n,
+        "evaluator buffers for {n} positions hold {} masks, {} policy and {} value floats; expected {n}, {} and {n}",
+        masks.len(),
         policy.len(),
         values.len(),
-        n * FEATURES,
         n * ACTIONS
     );
     Ok(n)
@@ -43,12 +51,12 @@ pub struct UniformEvaluator;
 impl Evaluator for UniformEvaluator {
     fn evaluate(
         &mut self,
-        features: &[f32],
+        positions: &[Position],
         masks: &[u64],
         policy: &mut [f32],
         values: &mut [f32],
     ) -> anyhow::Result<()> {
-        batch_size(features, masks, policy, values)?;
+        batch_size(positions, masks, policy, values)?;
         for (p, &m) in policy.chunks_mut(ACTIONS).zip(masks) {
             let k = m.count_ones().max(1) as f32;
             for (a, x) in p.iter_mut().enumerate() {
@@ -61,5 +69,21 @@ impl Evaluator for UniformEvaluator {
 
     fn name(&self) -> String {
         "uniform".into()
+    }
+}
+
+/// A boxed evaluator is an evaluator (players hold `Box<dyn Evaluator + Send>`).
+impl<E: Evaluator + ?Sized> Evaluator for Box<E> {
+    fn evaluate(
+        &mut self,
+        positions: &[Position],
+        masks: &[u64],
+        policy: &mut [f32],
+        values: &mut [f32],
+    ) -> anyhow::Result<()> {
+        (**self).evaluate(positions, masks, policy, values)
+    }
+    fn name(&self) -> String {
+        (**self).name()
     }
 }

@@ -1,13 +1,32 @@
 //! Single-game search for players, analysis and tournaments.
 
+use std::time::Duration;
+
 use anyhow::Context;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use super::params::SearchParams;
+use super::clock::Clock;
+use super::params::{Algorithm, SearchParams};
 use super::tree::{SearchResult, Tree};
 use super::Evaluator;
 use crate::game::{Move, Position, ACTIONS};
+
+/// What one [`Mcts::search_until`] spent, for per-move figures.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SearchStats {
+    /// Evaluator calls made.
+    pub evaluator_calls: u32,
+    /// Positions sent to the evaluator, over all calls.
+    pub evaluations: u32,
+    /// Mean share of `leaves_per_step` that each call filled (collisions and proven leaves
+    /// leave batches short).
+    pub batch_fill: f32,
+    /// Time on the search's clock.
+    pub elapsed: Duration,
+    /// Whether the kept tree was reused (its root was this position or one of its children).
+    pub reused: bool,
+}
 
 /// A search of one game at a time, keeping its tree between moves.
 ///
@@ -24,10 +43,17 @@ pub struct Mcts {
     rng: ChaCha8Rng,
     tree: Option<Tree>,
     noise: bool,
-    features: Vec<f32>,
+    positions: Vec<Position>,
     masks: Vec<u64>,
     policy: Vec<f32>,
     values: Vec<f32>,
+    /// Simulations per second of the last timed searches (a moving average), which sizes the
+    /// budget of a timed Gumbel search (sequential halving needs to know it up front).
+    sims_per_sec: Option<f64>,
+    /// The longest evaluator step seen on this search's clock: a timed search does not start
+    /// a step it expects to end past the budget.
+    step_estimate: Duration,
+    stats: SearchStats,
 }
 
 impl Mcts {
@@ -38,10 +64,13 @@ impl Mcts {
             rng: ChaCha8Rng::seed_from_u64(seed),
             tree: None,
             noise: false,
-            features: Vec::new(),
+            positions: Vec::new(),
             masks: Vec::new(),
             policy: Vec::new(),
             values: Vec::new(),
+            sims_per_sec: None,
+            step_estimate: Duration::ZERO,
+            stats: SearchStats::default(),
         }
     }
 
@@ -60,39 +89,120 @@ impl Mcts {
         self.tree = None;
     }
 
-    /// Runs `sims` simulations from `pos` (reusing the kept tree when its root is `pos` and
-    /// `reuse_tree` is on) and reports what it found.
+    /// Runs `sims` simulations from `pos` (reusing the kept tree when its root is `pos`, or a
+    /// child of its root is, and `reuse_tree` is on) and reports what it found.
     pub fn search(
         &mut self,
         pos: &Position,
         sims: usize,
         evaluator: &mut dyn Evaluator,
     ) -> anyhow::Result<SearchResult> {
-        let reuse = self.params.reuse_tree
-            && self.tree.as_ref().is_some_and(|t| t.root_position() == pos);
-        if !reuse {
+        self.search_until(pos, sims, &Clock::unlimited(), evaluator)
+    }
+
+    /// Searches `pos` until `max_sims` simulations are done or `clock` runs out, whichever
+    /// comes first. With a time budget the search is also over once the root is proven, and it
+    /// never starts an evaluator step it expects to end past the budget (the estimate is the
+    /// slowest step seen so far), so the budget is a hard limit up to one step's misjudgement.
+    /// The root's own evaluation and one simulation always run, so there is a searched move.
+    pub fn search_until(
+        &mut self,
+        pos: &Position,
+        max_sims: usize,
+        clock: &Clock,
+        evaluator: &mut dyn Evaluator,
+    ) -> anyhow::Result<SearchResult> {
+        let mut reused = false;
+        if self.params.reuse_tree {
+            if let Some(tree) = self.tree.as_mut() {
+                if tree.root_position() != pos {
+                    if let Some(mv) = tree.move_to(pos) {
+                        tree.advance(mv, None);
+                    }
+                }
+                reused = tree.root_position() == pos;
+            }
+        }
+        if !reused {
             self.tree = Some(Tree::new(*pos));
         }
+        let timed = clock.is_timed();
+        let mut target = max_sims;
+        if timed && self.params.algorithm == Algorithm::Gumbel {
+            // Sequential halving spreads a known budget; guess it from the measured speed.
+            let budget = clock
+                .budget()
+                .unwrap_or_default()
+                .saturating_sub(clock.elapsed());
+            let rate = self.sims_per_sec.unwrap_or(Self::FIRST_GUESS_SIMS_PER_SEC);
+            target = target.min(((rate * budget.as_secs_f64()) as usize).max(1));
+        }
         let tree = self.tree.as_mut().expect("tree just set");
-        tree.begin(&self.params, sims, self.noise, &mut self.rng);
+        tree.begin(&self.params, target, self.noise, &mut self.rng);
+        let leaves = self.params.leaves_per_step;
+        let mut stats = SearchStats {
+            reused,
+            ..SearchStats::default()
+        };
+        let mut fill = 0.0f64;
         while !tree.is_done() {
-            self.features.clear();
+            if (timed || clock.stopped()) && tree.simulations() > 0 {
+                if tree.root_proven() || clock.would_overrun(self.step_estimate) {
+                    break;
+                }
+            }
+            self.positions.clear();
             self.masks.clear();
-            let n = tree.select(&self.params, self.params.leaves_per_step, &mut self.features, &mut self.masks);
+            let n = tree.select(&self.params, leaves, &mut self.positions, &mut self.masks);
             if n == 0 {
-                if tree.is_done() {
+                if tree.is_done() || tree.root_proven() && tree.simulations() > 0 {
                     break;
                 }
                 anyhow::bail!("search made no progress (internal error)");
             }
             self.policy.resize(n * ACTIONS, 0.0);
             self.values.resize(n, 0.0);
+            let before = clock.elapsed();
             evaluator
-                .evaluate(&self.features, &self.masks, &mut self.policy, &mut self.values)
+                .evaluate(
+                    &self.positions,
+                    &self.masks,
+                    &mut self.policy,
+                    &mut self.values,
+                )
                 .with_context(|| format!("evaluator {} failed", evaluator.name()))?;
             tree.apply(&self.params, &self.policy, &self.values, &mut self.rng);
+            // Half again the slowest recent step (older ones fade by 1/8 a step, so one
+            // slow warm-up call does not shorten every later search): a step a little slower
+            // than any before it still ends inside the budget.
+            let step = clock.elapsed().saturating_sub(before);
+            self.step_estimate = (step + step / 2).max(self.step_estimate.mul_f64(0.875));
+            stats.evaluator_calls += 1;
+            stats.evaluations += n as u32;
+            fill += n as f64 / leaves as f64;
         }
-        Ok(tree.result(&self.params))
+        let result = tree.result(&self.params);
+        stats.elapsed = clock.elapsed();
+        stats.batch_fill = if stats.evaluator_calls > 0 {
+            (fill / stats.evaluator_calls as f64) as f32
+        } else {
+            0.0
+        };
+        if timed && result.simulations >= 8 && stats.elapsed > Duration::ZERO {
+            let rate = result.simulations as f64 / stats.elapsed.as_secs_f64();
+            self.sims_per_sec = Some(self.sims_per_sec.map_or(rate, |r| 0.5 * r + 0.5 * rate));
+        }
+        self.stats = stats;
+        Ok(result)
+    }
+
+    /// A timed Gumbel search's first budget guess, before any speed was measured: low, so the
+    /// first move ends early rather than cut its halving short.
+    const FIRST_GUESS_SIMS_PER_SEC: f64 = 500.0;
+
+    /// What the last search spent.
+    pub fn last_stats(&self) -> SearchStats {
+        self.stats
     }
 
     /// Moves the kept tree's root along `mv` (played by either side), keeping the subtree.

@@ -75,22 +75,129 @@ impl Default for SearchParams {
 }
 
 impl SearchParams {
-    /// Refuses values the search cannot work with, naming the key.
+    /// Refuses values the search cannot work with, naming the key. Every comparison is written
+    /// so that NaN fails it (`!(x >= 0)` is true for NaN), as configs, `--set` and player specs
+    /// all come through here.
     pub fn validate(&self) -> anyhow::Result<()> {
         use anyhow::ensure;
-        ensure!(self.c_puct.is_finite() && self.c_puct >= 0.0, "search.c_puct must be >= 0");
-        ensure!(self.c_puct_base > 0.0, "search.c_puct_base must be > 0");
-        ensure!(self.c_puct_factor >= 0.0, "search.c_puct_factor must be >= 0");
-        ensure!(self.dirichlet_alpha > 0.0, "search.dirichlet_alpha must be > 0");
+        let non_negative = [
+            ("c_puct", self.c_puct),
+            ("c_puct_factor", self.c_puct_factor),
+            ("virtual_loss", self.virtual_loss),
+            ("gumbel_c_visit", self.gumbel_c_visit),
+            ("gumbel_c_scale", self.gumbel_c_scale),
+        ];
+        for (key, x) in non_negative {
+            ensure!(
+                x.is_finite() && x >= 0.0,
+                "search.{key} must be a finite number >= 0 (got {x})"
+            );
+        }
+        for (key, x) in [
+            ("fpu_reduction", self.fpu_reduction),
+            ("fpu_reduction_root", self.fpu_reduction_root),
+        ] {
+            ensure!(
+                x.is_finite(),
+                "search.{key} must be a finite number (got {x})"
+            );
+        }
+        ensure!(
+            self.c_puct_base.is_finite() && self.c_puct_base > 0.0,
+            "search.c_puct_base must be a finite number > 0 (got {})",
+            self.c_puct_base
+        );
+        ensure!(
+            self.dirichlet_alpha.is_finite() && self.dirichlet_alpha > 0.0,
+            "search.dirichlet_alpha must be a finite number > 0 (got {})",
+            self.dirichlet_alpha
+        );
         ensure!(
             (0.0..=1.0).contains(&self.dirichlet_fraction),
-            "search.dirichlet_fraction must be in [0, 1]"
+            "search.dirichlet_fraction must be in [0, 1] (got {})",
+            self.dirichlet_fraction
         );
-        ensure!(self.virtual_loss >= 0.0, "search.virtual_loss must be >= 0");
-        ensure!(self.leaves_per_step >= 1, "search.leaves_per_step must be >= 1");
-        ensure!(self.gumbel_m >= 1, "search.gumbel_m must be >= 1");
-        ensure!(self.gumbel_c_visit >= 0.0, "search.gumbel_c_visit must be >= 0");
-        ensure!(self.gumbel_c_scale >= 0.0, "search.gumbel_c_scale must be >= 0");
+        ensure!(
+            (1..=Self::MAX_LEAVES_PER_STEP).contains(&self.leaves_per_step),
+            "search.leaves_per_step must be in 1..={} (got {})",
+            Self::MAX_LEAVES_PER_STEP,
+            self.leaves_per_step
+        );
+        ensure!(
+            self.gumbel_m >= 1,
+            "search.gumbel_m must be >= 1 (got {})",
+            self.gumbel_m
+        );
         Ok(())
+    }
+
+    /// Most leaves one tree may batch per evaluator call: far beyond what helps (virtual loss
+    /// spreads a batch over ever worse leaves), and a bound that keeps buffers small.
+    pub const MAX_LEAVES_PER_STEP: usize = 256;
+
+    /// These parameters with `KEY=VALUE` overrides applied (values in TOML syntax, bare words
+    /// taken as strings: `c_puct=2.5`, `algorithm=gumbel`), checked exactly as a config's
+    /// `[search]` section is: unknown keys, wrong types and out-of-range values are refused,
+    /// naming the key.
+    pub fn with_overrides<'a>(
+        &self,
+        sets: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> anyhow::Result<SearchParams> {
+        use anyhow::Context;
+        let mut table = toml::Table::try_from(self).context("search parameters as TOML")?;
+        for (key, value) in sets {
+            let key = key.trim();
+            anyhow::ensure!(
+                !key.is_empty(),
+                "empty search parameter name in `{key}={value}`"
+            );
+            anyhow::ensure!(
+                table.contains_key(key),
+                "unknown search parameter `{key}` (known: {})",
+                table.keys().cloned().collect::<Vec<_>>().join(", ")
+            );
+            let parsed = match format!("v = {value}").parse::<toml::Table>() {
+                Ok(mut t) => t.remove("v").expect("the key just parsed"),
+                Err(_) => toml::Value::String(value.trim().to_string()),
+            };
+            table.insert(key.to_string(), parsed);
+        }
+        let params: SearchParams = table.try_into().context("invalid search parameters")?;
+        params.validate()?;
+        Ok(params)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overrides_are_checked_like_configs() {
+        let d = SearchParams::default();
+        let p = d
+            .with_overrides([
+                ("c_puct", "2.5"),
+                ("algorithm", "gumbel"),
+                ("leaves_per_step", "8"),
+            ])
+            .unwrap();
+        assert_eq!(
+            (p.c_puct, p.algorithm, p.leaves_per_step),
+            (2.5, Algorithm::Gumbel, 8)
+        );
+        for (k, v, needle) in [
+            ("c_puct", "nan", "c_puct"),
+            ("c_puct", "-1", "c_puct"),
+            ("fpu_reduction", "nan", "fpu_reduction"),
+            ("fpu_reduction", "inf", "fpu_reduction"),
+            ("leaves_per_step", "0", "leaves_per_step"),
+            ("c_pucr", "1", "unknown search parameter `c_pucr`"),
+            ("algorithm", "minimax", "algorithm"),
+            ("gumbel_m", "-3", "gumbel_m"),
+        ] {
+            let err = format!("{:#}", d.with_overrides([(k, v)]).unwrap_err());
+            assert!(err.contains(needle), "{k}={v}: {err}");
+        }
     }
 }

@@ -10,13 +10,14 @@
 //! Values: every node stores its value sum from the point of view of `mover`, the side that
 //! played the move into it, so a parent ranks its children on their stored means directly.
 //! Terminal nodes carry exact results, and proven results propagate up (a node with a winning
-//! child is won for its side to move; one whose children are all lost is lost).
+//! child is won for its side to move; one whose children are all lost is lost). A leaf with a
+//! move that wins at once is proven when it is expanded, without an evaluator call: the
+//! network has nothing to add to a won position.
 
 use rand::Rng;
 use rand_distr::{Distribution, Gamma, Gumbel};
 
 use super::params::{Algorithm, SearchParams};
-use crate::game::features::{encode, FEATURES};
 use crate::game::{After, Move, Position, Side, ACTIONS};
 
 const ROOT: u32 = 0;
@@ -248,7 +249,9 @@ impl Tree {
     pub fn is_done(&self) -> bool {
         let root = &self.nodes[ROOT as usize];
         root.state == State::Terminal
-            || (root.state == State::Expanded && self.done >= self.target && self.pending.is_empty())
+            || (root.state == State::Expanded
+                && self.done >= self.target
+                && self.pending.is_empty())
     }
 
     /// Number of leaves waiting for [`Tree::apply`].
@@ -261,14 +264,20 @@ impl Tree {
         self.done
     }
 
+    /// True when the root's result is exact (a forced win or loss for the side to move).
+    pub fn root_proven(&self) -> bool {
+        self.nodes[ROOT as usize].proven != 0
+    }
+
     /// Selects up to `max_leaves` leaves (more than one only with virtual loss), expanding each
-    /// and appending its features and legal mask. Terminal leaves are backed up at once and
-    /// do not count against `max_leaves`. Returns the number of leaves added.
+    /// and appending its position and legal mask for the evaluator. Terminal and proven leaves
+    /// are backed up at once and do not count against `max_leaves`. Returns the number of
+    /// leaves added.
     pub fn select(
         &mut self,
         params: &SearchParams,
         max_leaves: usize,
-        features: &mut Vec<f32>,
+        positions: &mut Vec<Position>,
         masks: &mut Vec<u64>,
     ) -> usize {
         let before = self.pending.len();
@@ -276,7 +285,7 @@ impl Tree {
             match self.nodes[ROOT as usize].state {
                 State::Terminal | State::Pending => break,
                 State::Unexpanded => {
-                    self.expand(ROOT, false, features, masks);
+                    self.expand(ROOT, false, positions, masks);
                     continue;
                 }
                 State::Expanded => {}
@@ -296,7 +305,7 @@ impl Tree {
                 }
                 Descent::Leaf(i) => {
                     self.started += 1;
-                    self.expand(i, true, features, masks);
+                    self.expand(i, true, positions, masks);
                 }
             }
         }
@@ -312,14 +321,25 @@ impl Tree {
         values: &[f32],
         rng: &mut R,
     ) {
-        assert_eq!(values.len(), self.pending.len(), "one value per pending leaf");
-        assert_eq!(policy.len(), self.pending.len() * ACTIONS, "one policy per pending leaf");
+        assert_eq!(
+            values.len(),
+            self.pending.len(),
+            "one value per pending leaf"
+        );
+        assert_eq!(
+            policy.len(),
+            self.pending.len() * ACTIONS,
+            "one policy per pending leaf"
+        );
         let pending = std::mem::take(&mut self.pending);
         for (k, leaf) in pending.iter().enumerate() {
             let p = &policy[k * ACTIONS..(k + 1) * ACTIONS];
             let i = leaf.node as usize;
             let range = self.nodes[i].children();
-            let sum: f32 = range.clone().map(|c| p[self.nodes[c].action as usize].max(0.0)).sum();
+            let sum: f32 = range
+                .clone()
+                .map(|c| p[self.nodes[c].action as usize].max(0.0))
+                .sum();
             let uniform = 1.0 / range.len() as f32;
             for c in range {
                 let a = self.nodes[c].action as usize;
@@ -346,9 +366,15 @@ impl Tree {
         self.settle_gumbel(params);
     }
 
-    /// Generates a leaf's children and queues it for evaluation (or settles it when the side
-    /// to move has no move).
-    fn expand(&mut self, i: u32, counts: bool, features: &mut Vec<f32>, masks: &mut Vec<u64>) {
+    /// Generates a leaf's children and queues it for evaluation, or settles it at once when
+    /// the side to move has no move (lost) or a move that wins now (won: no evaluation).
+    fn expand(
+        &mut self,
+        i: u32,
+        counts: bool,
+        positions: &mut Vec<Position>,
+        masks: &mut Vec<u64>,
+    ) {
         let pos = self.nodes[i as usize].pos;
         let moves = pos.legal_moves();
         if moves.is_empty() {
@@ -379,10 +405,31 @@ impl Tree {
         let node = &mut self.nodes[i as usize];
         node.first_child = first;
         node.n_children = moves.len() as u8;
+        let wins = moves
+            .iter()
+            .filter(|lm| matches!(lm.after, After::Won(_)))
+            .count();
+        if wins > 0 {
+            // Won for the side to move: the winning moves share the prior (so a principal
+            // variation and a policy target point at them), and the exact value goes up.
+            for c in first as usize..first as usize + moves.len() {
+                self.nodes[c].prior = if self.nodes[c].proven == 1 {
+                    1.0 / wins as f32
+                } else {
+                    0.0
+                };
+            }
+            let node = &mut self.nodes[i as usize];
+            node.state = State::Expanded;
+            node.proven = -1;
+            if counts {
+                self.done += 1;
+            }
+            self.backup(i, me, 1.0, false);
+            return;
+        }
         node.state = State::Pending;
-        let at = features.len();
-        features.resize(at + FEATURES, 0.0);
-        encode(&pos, &mut features[at..]);
+        positions.push(pos);
         masks.push(moves.mask());
         self.add_in_flight(i);
         self.pending.push(PendingLeaf { node: i, counts });
@@ -471,16 +518,23 @@ impl Tree {
         let side = node.pos.to_move();
         let n_parent = (node.visits + node.in_flight) as f32;
         let c_explore = params.c_puct
-            + params.c_puct_factor * ((n_parent + params.c_puct_base + 1.0) / params.c_puct_base).ln();
+            + params.c_puct_factor
+                * ((n_parent + params.c_puct_base + 1.0) / params.c_puct_base).ln();
         let sqrt_n = n_parent.max(1.0).sqrt();
-        let parent_q = node.q().map_or(0.0, |q| if node.mover == side { q } else { -q });
+        let parent_q = node
+            .q()
+            .map_or(0.0, |q| if node.mover == side { q } else { -q });
         let range = node.children();
         let visited_prior: f32 = range
             .clone()
             .filter(|&c| self.nodes[c].visits + self.nodes[c].in_flight > 0)
             .map(|c| self.nodes[c].prior)
             .sum();
-        let reduction = if i == ROOT { params.fpu_reduction_root } else { params.fpu_reduction };
+        let reduction = if i == ROOT {
+            params.fpu_reduction_root
+        } else {
+            params.fpu_reduction
+        };
         let fpu = parent_q - reduction * visited_prior.sqrt();
         let mut best = range.start;
         let mut best_score = f32::NEG_INFINITY;
@@ -570,13 +624,21 @@ impl Tree {
             n.visits + n.in_flight - g.start_visits[k]
         };
         // Proven wins end the competition.
-        if let Some(&k) = g.remaining.iter().find(|&&k| self.nodes[first + k].proven == 1) {
+        if let Some(&k) = g
+            .remaining
+            .iter()
+            .find(|&&k| self.nodes[first + k].proven == 1)
+        {
             return (first + k) as u32;
         }
         let mut remaining = g.remaining.clone();
         let mut target = g.target;
         loop {
-            let below = remaining.iter().copied().filter(|&k| visits(k) < target).min_by_key(|&k| visits(k));
+            let below = remaining
+                .iter()
+                .copied()
+                .filter(|&k| visits(k) < target)
+                .min_by_key(|&k| visits(k));
             if let Some(k) = below {
                 return (first + k) as u32;
             }
@@ -593,7 +655,9 @@ impl Tree {
 
     /// Records phase changes of sequential halving so later selections start from them.
     fn settle_gumbel(&mut self, params: &SearchParams) {
-        let Some(g) = self.gumbel.as_ref() else { return };
+        let Some(g) = self.gumbel.as_ref() else {
+            return;
+        };
         let first = self.nodes[ROOT as usize].first_child as usize;
         let visits = |k: usize| {
             let n = &self.nodes[first + k];
@@ -602,7 +666,8 @@ impl Tree {
         if g.remaining.len() > 1 && g.remaining.iter().all(|&k| visits(k) >= g.target) {
             let scores = self.gumbel_scores(params);
             let g = self.gumbel.as_mut().expect("checked above");
-            g.remaining.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
+            g.remaining
+                .sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
             g.remaining.truncate(g.remaining.len().div_ceil(2));
             g.target += (g.budget / (g.phases * g.remaining.len() as u32)).max(1);
         }
@@ -615,7 +680,9 @@ impl Tree {
         let root = &self.nodes[ROOT as usize];
         let range = root.children();
         let side = root.pos.to_move();
-        let v_root = root.q().map_or(0.0, |q| if root.mover == side { q } else { -q });
+        let v_root = root
+            .q()
+            .map_or(0.0, |q| if root.mover == side { q } else { -q });
         let (mut pq, mut p, mut n) = (0.0f32, 0.0f32, 0u32);
         for c in range.clone() {
             let ch = &self.nodes[c];
@@ -653,7 +720,11 @@ impl Tree {
 
     fn gumbel_scores(&self, params: &SearchParams) -> Vec<f32> {
         let g = self.gumbel.as_ref().expect("gumbel root prepared");
-        self.sigma_q(params).into_iter().zip(&g.base_score).map(|(s, b)| s + b).collect()
+        self.sigma_q(params)
+            .into_iter()
+            .zip(&g.base_score)
+            .map(|(s, b)| s + b)
+            .collect()
     }
 
     /// The result of the current search.
@@ -688,19 +759,35 @@ impl Tree {
         let root_value = match root_proven_win {
             Some(true) => 1.0,
             Some(false) => -1.0,
-            None => root.q().map_or(0.0, |q| if root.mover == side { q } else { -q }),
+            None => root
+                .q()
+                .map_or(0.0, |q| if root.mover == side { q } else { -q }),
         };
         let mut policy = [0.0f32; ACTIONS];
         let child_visits: u32 = children.iter().map(|c| c.visits).sum();
+        // A proven win is played; a proven loss is never chosen while another move exists.
+        let lost = |k: usize| children[k].proven_win == Some(false);
+        let all_lost = (0..children.len()).all(lost);
         let best = if children.is_empty() {
             None
         } else if let Some(k) = children.iter().position(|c| c.proven_win == Some(true)) {
             Some(k)
-        } else if let (Some(g), Algorithm::Gumbel) = (&self.gumbel, params.algorithm) {
+        } else if let (Some(g), Algorithm::Gumbel, false) =
+            (&self.gumbel, params.algorithm, all_lost)
+        {
             let scores = self.gumbel_scores(params);
-            g.remaining.iter().copied().max_by(|&a, &b| scores[a].total_cmp(&scores[b]).then(b.cmp(&a)))
+            g.remaining
+                .iter()
+                .copied()
+                .filter(|&k| !lost(k))
+                .max_by(|&a, &b| scores[a].total_cmp(&scores[b]).then(b.cmp(&a)))
+                .or_else(|| {
+                    self.most_visited_where(ROOT, |c| !lost(c - first))
+                        .map(|c| c - first)
+                })
         } else {
-            Some(self.most_visited(ROOT).expect("root has children") - first)
+            self.most_visited_where(ROOT, |c| all_lost || !lost(c - first))
+                .map(|c| c - first)
         };
         match (&self.gumbel, params.algorithm) {
             (Some(_), Algorithm::Gumbel) => {
@@ -752,6 +839,11 @@ impl Tree {
     /// The child to follow for a principal variation: a proven win, else most visits (ties:
     /// better mean, then move order); `None` for a node without visited children.
     fn most_visited(&self, i: u32) -> Option<usize> {
+        self.most_visited_where(i, |_| true)
+    }
+
+    /// [`Self::most_visited`] among the children (arena indices) that `allowed` accepts.
+    fn most_visited_where(&self, i: u32, allowed: impl Fn(usize) -> bool) -> Option<usize> {
         let node = &self.nodes[i as usize];
         if node.state != State::Expanded {
             return None;
@@ -760,11 +852,12 @@ impl Tree {
         if let Some(c) = range.clone().find(|&c| self.nodes[c].proven == 1) {
             return Some(c);
         }
+        let range = range.filter(|&c| allowed(c));
         let key = |c: usize| {
             let n = &self.nodes[c];
             (n.visits, n.q().unwrap_or(-2.0))
         };
-        let best = range.clone().reduce(|a, b| {
+        let best = range.reduce(|a, b| {
             let (ka, kb) = (key(a), key(b));
             if kb.0 > ka.0 || (kb.0 == ka.0 && kb.1 > ka.1) {
                 b
@@ -775,13 +868,24 @@ impl Tree {
         (self.nodes[best].visits > 0 || i == ROOT).then_some(best)
     }
 
+    /// The move from the root to a child whose position is `pos` (the opponent's reply after
+    /// tree reuse kept our move's subtree), if the tree has one.
+    pub fn move_to(&self, pos: &Position) -> Option<Move> {
+        let root = &self.nodes[ROOT as usize];
+        root.children()
+            .find(|&c| self.nodes[c].state != State::Terminal && self.nodes[c].pos == *pos)
+            .and_then(|c| Move::from_action(self.nodes[c].action as usize))
+    }
+
     /// Makes the child reached by `mv` the new root, keeping its subtree (tree reuse).
     /// Returns false (and starts a fresh tree at the given position) when `mv` is not a
     /// child or the child is a finished game.
     pub fn advance(&mut self, mv: Move, after: Option<Position>) -> bool {
         assert!(self.pending.is_empty(), "advance while leaves are pending");
         let root = &self.nodes[ROOT as usize];
-        let found = root.children().find(|&c| self.nodes[c].action as usize == mv.action());
+        let found = root
+            .children()
+            .find(|&c| self.nodes[c].action as usize == mv.action());
         let Some(c) = found else {
             if let Some(p) = after {
                 *self = Tree::new(p);

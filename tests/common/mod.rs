@@ -50,9 +50,17 @@ pub fn check_run(store: &Store, generation: u32) -> TrainerState {
     assert!(latest.finished);
     for g in 0..=generation {
         assert!(store.exists(&layout::model_key(g)).unwrap(), "model {g}");
-        assert!(store.exists(&layout::sidecar_key(g)).unwrap(), "sidecar {g}");
+        assert!(
+            store.exists(&layout::sidecar_key(g)).unwrap(),
+            "sidecar {g}"
+        );
     }
-    let listed: BTreeSet<String> = store.list(layout::SHARDS).unwrap().into_iter().map(|e| e.key).collect();
+    let listed: BTreeSet<String> = store
+        .list(layout::SHARDS)
+        .unwrap()
+        .into_iter()
+        .map(|e| e.key)
+        .collect();
     assert!(!listed.is_empty());
     for key in &listed {
         let name = ShardName::parse(key).unwrap_or_else(|| panic!("stray object {key}"));
@@ -69,4 +77,3 @@ pub fn check_run(store: &Store, generation: u32) -> TrainerState {
     assert!(state.rejected.is_empty(), "{:?}", state.rejected);
     state
 }
-

@@ -10,10 +10,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use rand::{Rng, SeedableRng};
 use tch::{Device, Kind, Tensor};
 
-use crate::game::features::FEATURES;
 use crate::game::{Variant, ACTIONS};
 use crate::neuralnet::{self, DeviceChoice, NetConfig, NetEvaluator, Network};
 use crate::search::Evaluator;
@@ -140,13 +138,13 @@ fn best_seconds_per_call(
 
 /// Positions per second and seconds per batch of `eval` at batch size `batch`.
 fn measure(eval: &mut NetEvaluator, batch: usize, budget: Duration) -> anyhow::Result<(f64, f64)> {
-    let mut rng = rand::rngs::StdRng::seed_from_u64(batch as u64);
-    let features: Vec<f32> = (0..batch * FEATURES).map(|_| rng.random::<f32>()).collect();
-    let masks: Vec<u64> = (0..batch).map(|_| rng.random::<u64>() | 1).collect();
+    // Real positions (the evaluator encodes them, as in search), distinct ones: no cache here.
+    let positions = super::players::sample_positions(Variant::Kiswahili, batch, batch as u64);
+    let masks: Vec<u64> = positions.iter().map(|p| p.legal_moves().mask()).collect();
     let mut policy = vec![0f32; batch * ACTIONS];
     let mut values = vec![0f32; batch];
     let secs = best_seconds_per_call(budget, || {
-        eval.evaluate(&features, &masks, &mut policy, &mut values)
+        eval.evaluate(&positions, &masks, &mut policy, &mut values)
     })?;
     Ok((batch as f64 / secs, secs))
 }

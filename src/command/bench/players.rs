@@ -9,6 +9,7 @@ use rand::{Rng, SeedableRng};
 use crate::game::{After, Position, Variant};
 use crate::program::players::alphabeta::AlphaBeta;
 use crate::program::players::{self, Limits};
+use crate::search::Clock;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -53,13 +54,17 @@ pub fn sample_positions(variant: Variant, n: usize, seed: u64) -> Vec<Position> 
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     let positions = sample_positions(args.variant, args.positions, args.seed);
-    println!("{} positions of {} from random games", positions.len(), args.variant);
+    println!(
+        "{} positions of {} from random games",
+        positions.len(),
+        args.variant
+    );
 
     let mut ab = AlphaBeta::new(16);
     let (mut nodes, mut time) = (0u64, Duration::ZERO);
     for pos in &positions {
         ab.clear();
-        let r = ab.search(pos, args.depth, None)?;
+        let r = ab.search(pos, args.depth, &Clock::unlimited())?;
         nodes += r.nodes;
         time += r.elapsed;
     }

@@ -28,7 +28,10 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    anyhow::ensure!(args.games > 0 && args.runs > 0, "--games and --runs must be at least 1");
+    anyhow::ensure!(
+        args.games > 0 && args.runs > 0,
+        "--games and --runs must be at least 1"
+    );
     let threads = rayon::current_num_threads();
     let variants: Vec<Variant> = match args.variant {
         Some(v) => vec![v],
@@ -45,7 +48,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     );
     for &variant in &variants {
         for parallel in [false, true] {
-            let (s, secs) = best_run(args.runs, || random_games(variant, args.games, 1, 2000, parallel));
+            let (s, secs) = best_run(args.runs, || {
+                random_games(variant, args.games, 1, 2000, parallel)
+            });
             let used = if parallel { threads } else { 1 };
             let plies = s.plies as f64 / secs;
             println!(
@@ -59,7 +64,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             );
         }
     }
-    println!("\nbatched feature encoding + masks ({} games, all cores)", args.batch);
+    println!(
+        "\nbatched feature encoding + masks ({} games, all cores)",
+        args.batch
+    );
     for &variant in &variants {
         let batch = GameBatch::new(variant, args.batch);
         let mut feats = vec![0.0f32; args.batch * FEATURES];
@@ -70,7 +78,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 batch.encode(&mut feats, &mut masks);
             }
         });
-        println!("{:<10} {:>14.0} positions/s", variant.name(), (reps * args.batch) as f64 / secs);
+        println!(
+            "{:<10} {:>14.0} positions/s",
+            variant.name(),
+            (reps * args.batch) as f64 / secs
+        );
     }
     Ok(())
 }

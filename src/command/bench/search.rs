@@ -36,13 +36,21 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let threads = args.threads.unwrap_or_else(rayon::current_num_threads).max(1);
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
+    let threads = args
+        .threads
+        .unwrap_or_else(rayon::current_num_threads)
+        .max(1);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()?;
     println!(
         "bench search: {}, {} games in flight, {} sims/move, ply cap {}, {threads} threads",
         args.variant, args.batch, args.sims, args.max_plies
     );
-    println!("{:<24} {:>12} {:>14} {:>10} {:>8}", "evaluator", "sims/s", "sims/s/core", "forward", "fill");
+    println!(
+        "{:<24} {:>12} {:>14} {:>10} {:>8}",
+        "evaluator", "sims/s", "sims/s/core", "forward", "fill"
+    );
     let mut uniform = UniformEvaluator;
     pool.install(|| measure(&args, threads, &mut uniform))?;
     crate::neuralnet::configure_threads(None);
@@ -60,7 +68,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let t = Instant::now();
     mcts.search(&pos, sims, &mut uniform)?;
     let secs = t.elapsed().as_secs_f64();
-    println!("{:<24} {:>12.0} {:>14.0} {:>10} {:>8}", "uniform, single game", sims as f64 / secs, sims as f64 / secs, "-", "-");
+    println!(
+        "{:<24} {:>12.0} {:>14.0} {:>10} {:>8}",
+        "uniform, single game",
+        sims as f64 / secs,
+        sims as f64 / secs,
+        "-",
+        "-"
+    );
     Ok(())
 }
 

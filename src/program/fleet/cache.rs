@@ -30,15 +30,23 @@ pub fn default_cache_dir() -> PathBuf {
 }
 
 fn write_unique(dir: &Path, name: &str, bytes: &[u8]) -> anyhow::Result<()> {
-    let tmp = dir.join(format!(".{name}.{}.{}.tmp", std::process::id(), rand::random::<u32>()));
+    let tmp = dir.join(format!(
+        ".{name}.{}.{}.tmp",
+        std::process::id(),
+        rand::random::<u32>()
+    ));
     std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, dir.join(name)).with_context(|| format!("cannot rename {} into place", tmp.display()))
+    std::fs::rename(&tmp, dir.join(name))
+        .with_context(|| format!("cannot rename {} into place", tmp.display()))
 }
 
 impl ModelCache {
     pub fn new(dir: &Path) -> anyhow::Result<ModelCache> {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create model cache {}", dir.display()))?;
-        Ok(ModelCache { dir: dir.to_path_buf() })
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create model cache {}", dir.display()))?;
+        Ok(ModelCache {
+            dir: dir.to_path_buf(),
+        })
     }
 
     /// The local checkpoint path of `latest`, downloading and verifying it if needed.
@@ -52,11 +60,15 @@ impl ModelCache {
         let weights = self.dir.join(format!("{}.safetensors", latest.sha256));
         let sidecar = weights.with_extension("json");
         if weights.exists() && sidecar.exists() {
-            let bytes = std::fs::read(&weights).with_context(|| format!("cannot read {}", weights.display()))?;
+            let bytes = std::fs::read(&weights)
+                .with_context(|| format!("cannot read {}", weights.display()))?;
             if sha256_hex(&bytes) == latest.sha256 {
                 return Ok(weights);
             }
-            tracing::warn!("cached model {} is corrupt; downloading it again", weights.display());
+            tracing::warn!(
+                "cached model {} is corrupt; downloading it again",
+                weights.display()
+            );
         }
         let meta = store.get(&latest.sidecar)?;
         let bytes = store.get(&latest.key)?;

@@ -44,7 +44,10 @@ pub fn sidecar_key(g: u32) -> String {
 /// saves beside a checkpoint (`.optim.safetensors`, `.optim.json`).
 pub fn optim_keys(g: u32) -> [String; 2] {
     let base = format!("trainer/optim/{}", gen_dir(g));
-    [format!("{base}.optim.safetensors"), format!("{base}.optim.json")]
+    [
+        format!("{base}.optim.safetensors"),
+        format!("{base}.optim.json"),
+    ]
 }
 
 /// A shard's name parts.
@@ -58,7 +61,11 @@ pub struct ShardName {
 
 impl ShardName {
     pub fn key(&self) -> String {
-        format!("{SHARDS}/{}/{}.shard", gen_dir(self.generation), self.stem())
+        format!(
+            "{SHARDS}/{}/{}.shard",
+            gen_dir(self.generation),
+            self.stem()
+        )
     }
     pub fn games_key(&self) -> String {
         format!("{GAMES}/{}/{}.jsonl", gen_dir(self.generation), self.stem())
@@ -78,16 +85,28 @@ impl ShardName {
         let hash = parts.next()?;
         let seq = parts.next()?.parse().ok()?;
         let worker = parts.next()?;
-        if hash.len() != 16 || !hash.chars().all(|c| c.is_ascii_hexdigit()) || !valid_worker_id(worker) {
+        if hash.len() != 16
+            || !hash.chars().all(|c| c.is_ascii_hexdigit())
+            || !valid_worker_id(worker)
+        {
             return None;
         }
-        Some(ShardName { generation, worker: worker.to_string(), seq, hash: hash.to_string() })
+        Some(ShardName {
+            generation,
+            worker: worker.to_string(),
+            seq,
+            hash: hash.to_string(),
+        })
     }
 }
 
 /// Worker ids go into object names: letters, digits, `.`, `_` and `-` only.
 pub fn valid_worker_id(id: &str) -> bool {
-    !id.is_empty() && id.len() <= 100 && id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+    !id.is_empty()
+        && id.len() <= 100
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
 }
 
 /// What `models/LATEST` says: the generation workers should play with.
@@ -108,7 +127,8 @@ pub struct Latest {
 
 impl Latest {
     pub fn parse(bytes: &[u8], what: &str) -> anyhow::Result<Latest> {
-        serde_json::from_slice(bytes).with_context(|| format!("{what} is not a valid LATEST pointer"))
+        serde_json::from_slice(bytes)
+            .with_context(|| format!("{what} is not a valid LATEST pointer"))
     }
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut v = serde_json::to_vec_pretty(self).expect("LATEST serializes");
@@ -140,7 +160,12 @@ pub struct FleetConfig {
 
 impl Default for FleetConfig {
     fn default() -> FleetConfig {
-        FleetConfig { samples_per_generation: 4096, games_per_shard: 0, poll_secs: 5.0, lease_secs: 60 }
+        FleetConfig {
+            samples_per_generation: 4096,
+            games_per_shard: 0,
+            poll_secs: 5.0,
+            lease_secs: 60,
+        }
     }
 }
 
@@ -153,17 +178,32 @@ pub struct RunFile {
 
 impl RunFile {
     pub fn parse(text: &str, what: &str) -> anyhow::Result<RunFile> {
-        let mut table: toml::Table = crate::config::parse_toml(text).with_context(|| format!("invalid {what}"))?;
+        let mut table: toml::Table =
+            crate::config::parse_toml(text).with_context(|| format!("invalid {what}"))?;
         let fleet = match table.remove("fleet") {
-            Some(v) => v.try_into::<FleetConfig>().map_err(|e| anyhow::anyhow!("invalid {what}: [fleet]: {e}"))?,
+            Some(v) => v
+                .try_into::<FleetConfig>()
+                .map_err(|e| anyhow::anyhow!("invalid {what}: [fleet]: {e}"))?,
             None => FleetConfig::default(),
         };
         let rest = toml::to_string(&table).context("cannot re-serialize config")?;
-        let config: RunConfig = crate::config::parse_toml(&rest).with_context(|| format!("invalid {what}"))?;
-        config.validate().with_context(|| format!("invalid {what}"))?;
-        anyhow::ensure!(fleet.samples_per_generation >= 1, "invalid {what}: fleet.samples_per_generation must be >= 1");
-        anyhow::ensure!(fleet.poll_secs > 0.0 && fleet.poll_secs.is_finite(), "invalid {what}: fleet.poll_secs must be > 0");
-        anyhow::ensure!(fleet.lease_secs >= 1, "invalid {what}: fleet.lease_secs must be >= 1");
+        let config: RunConfig =
+            crate::config::parse_toml(&rest).with_context(|| format!("invalid {what}"))?;
+        config
+            .validate()
+            .with_context(|| format!("invalid {what}"))?;
+        anyhow::ensure!(
+            fleet.samples_per_generation >= 1,
+            "invalid {what}: fleet.samples_per_generation must be >= 1"
+        );
+        anyhow::ensure!(
+            fleet.poll_secs > 0.0 && fleet.poll_secs.is_finite(),
+            "invalid {what}: fleet.poll_secs must be > 0"
+        );
+        anyhow::ensure!(
+            fleet.lease_secs >= 1,
+            "invalid {what}: fleet.lease_secs must be >= 1"
+        );
         Ok(RunFile { config, fleet })
     }
 
@@ -193,9 +233,20 @@ mod tests {
 
     #[test]
     fn shard_names_round_trip_and_strays_are_ignored() {
-        let n = ShardName { generation: 3, worker: "slurm-17-2".into(), seq: 41, hash: "0123456789abcdef".into() };
-        assert_eq!(n.key(), "shards/gen-000003/slurm-17-2-000041-0123456789abcdef.shard");
-        assert_eq!(n.games_key(), "games/gen-000003/slurm-17-2-000041-0123456789abcdef.jsonl");
+        let n = ShardName {
+            generation: 3,
+            worker: "slurm-17-2".into(),
+            seq: 41,
+            hash: "0123456789abcdef".into(),
+        };
+        assert_eq!(
+            n.key(),
+            "shards/gen-000003/slurm-17-2-000041-0123456789abcdef.shard"
+        );
+        assert_eq!(
+            n.games_key(),
+            "games/gen-000003/slurm-17-2-000041-0123456789abcdef.jsonl"
+        );
         assert_eq!(ShardName::parse(&n.key()), Some(n));
         for stray in [
             "shards/gen-000003/x.shard",
@@ -215,15 +266,35 @@ mod tests {
         let r = RunFile::parse(base, "run.toml").unwrap();
         assert_eq!(r.fleet, FleetConfig::default());
         assert_eq!(r.games_per_shard(), 2 * r.config.selfplay.games_in_flight);
-        let r = RunFile::parse(&format!("{base}[fleet]\nsamples_per_generation = 10\ngames_per_shard = 3\n"), "run.toml").unwrap();
-        assert_eq!((r.fleet.samples_per_generation, r.games_per_shard()), (10, 3));
-        let e = format!("{:#}", RunFile::parse(&format!("{base}[fleet]\nsamples_per_gen = 10\n"), "run.toml").unwrap_err());
+        let r = RunFile::parse(
+            &format!("{base}[fleet]\nsamples_per_generation = 10\ngames_per_shard = 3\n"),
+            "run.toml",
+        )
+        .unwrap();
+        assert_eq!(
+            (r.fleet.samples_per_generation, r.games_per_shard()),
+            (10, 3)
+        );
+        let e = format!(
+            "{:#}",
+            RunFile::parse(
+                &format!("{base}[fleet]\nsamples_per_gen = 10\n"),
+                "run.toml"
+            )
+            .unwrap_err()
+        );
         assert!(e.contains("samples_per_gen"), "{e}");
     }
 
     #[test]
     fn latest_round_trips() {
-        let l = Latest { generation: 2, key: model_key(2), sidecar: sidecar_key(2), sha256: "ab".into(), finished: false };
+        let l = Latest {
+            generation: 2,
+            key: model_key(2),
+            sidecar: sidecar_key(2),
+            sha256: "ab".into(),
+            finished: false,
+        };
         assert_eq!(Latest::parse(&l.to_bytes(), "LATEST").unwrap(), l);
         assert!(Latest::parse(b"{}", "LATEST").is_err());
     }

@@ -60,7 +60,9 @@ fn pid_alive(pid: u32) -> bool {
 }
 
 fn now_unix() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 /// The newest epoch's holder and its last heartbeat, if any trainer ever ran.
@@ -68,13 +70,23 @@ pub fn current(store: &Store) -> anyhow::Result<Option<(Holder, Option<Holder>)>
     let mut epochs: Vec<u64> = store
         .list("trainer")?
         .iter()
-        .filter_map(|e| e.key.strip_prefix("trainer/lease-")?.strip_suffix(".json")?.parse().ok())
+        .filter_map(|e| {
+            e.key
+                .strip_prefix("trainer/lease-")?
+                .strip_suffix(".json")?
+                .parse()
+                .ok()
+        })
         .collect();
     epochs.sort();
-    let Some(&epoch) = epochs.last() else { return Ok(None) };
+    let Some(&epoch) = epochs.last() else {
+        return Ok(None);
+    };
     let holder: Holder = serde_json::from_slice(&store.get(&lease_key(epoch))?)?;
     let beat = match store.get_opt(HEARTBEAT)? {
-        Some(b) => serde_json::from_slice::<Holder>(&b).ok().filter(|h| h.epoch == epoch),
+        Some(b) => serde_json::from_slice::<Holder>(&b)
+            .ok()
+            .filter(|h| h.epoch == epoch),
         None => None,
     };
     Ok(Some((holder, beat)))
@@ -102,11 +114,26 @@ impl Lease {
                 );
             }
         }
-        let me = Holder { epoch, owner: owner.to_string(), host, pid: std::process::id(), unix: now_unix() };
-        if store.put_create(&lease_key(epoch), &serde_json::to_vec_pretty(&me)?)? == Put::AlreadyThere {
-            bail!("another trainer took {} at the same moment (lease epoch {epoch})", store.url());
+        let me = Holder {
+            epoch,
+            owner: owner.to_string(),
+            host,
+            pid: std::process::id(),
+            unix: now_unix(),
+        };
+        if store.put_create(&lease_key(epoch), &serde_json::to_vec_pretty(&me)?)?
+            == Put::AlreadyThere
+        {
+            bail!(
+                "another trainer took {} at the same moment (lease epoch {epoch})",
+                store.url()
+            );
         }
-        let mut lease = Lease { me, ttl, last_beat: Instant::now() };
+        let mut lease = Lease {
+            me,
+            ttl,
+            last_beat: Instant::now(),
+        };
         lease.beat(store)?;
         Ok(lease)
     }
@@ -135,7 +162,11 @@ impl Lease {
     /// that stalled past its lease cannot commit over its successor).
     pub fn ensure_held(&self, store: &Store) -> anyhow::Result<()> {
         if store.exists(&lease_key(self.me.epoch + 1))? {
-            bail!("this trainer lost {} to another one (lease epoch {} was taken); stopping", store.url(), self.me.epoch + 1);
+            bail!(
+                "this trainer lost {} to another one (lease epoch {} was taken); stopping",
+                store.url(),
+                self.me.epoch + 1
+            );
         }
         Ok(())
     }
@@ -156,7 +187,10 @@ mod tests {
         let ttl = Duration::from_secs(60);
         let a = Lease::acquire(&s, "a", ttl).unwrap();
         let e = Lease::acquire(&s, "b", ttl).unwrap_err().to_string();
-        assert!(e.contains("another trainer holds") && e.contains("`a`"), "{e}");
+        assert!(
+            e.contains("another trainer holds") && e.contains("`a`"),
+            "{e}"
+        );
         // The same owner (an orchestrator's restart) takes over; the old holder then stops.
         let mut a2 = Lease::acquire(&s, "a", ttl).unwrap();
         assert_eq!(a2.holder().epoch, 2);
@@ -174,9 +208,23 @@ mod tests {
     #[test]
     fn a_dead_local_holder_is_replaced_at_once() {
         let s = Store::open(&format!("memory://lease-dead-{}", std::process::id())).unwrap();
-        let dead = Holder { epoch: 1, owner: "x".into(), host: host_name(), pid: u32::MAX - 1, unix: now_unix() };
-        s.put(&lease_key(1), &serde_json::to_vec(&dead).unwrap()).unwrap();
-        s.put(HEARTBEAT, &serde_json::to_vec(&dead).unwrap()).unwrap();
-        assert_eq!(Lease::acquire(&s, "y", Duration::from_secs(60)).unwrap().holder().epoch, 2);
+        let dead = Holder {
+            epoch: 1,
+            owner: "x".into(),
+            host: host_name(),
+            pid: u32::MAX - 1,
+            unix: now_unix(),
+        };
+        s.put(&lease_key(1), &serde_json::to_vec(&dead).unwrap())
+            .unwrap();
+        s.put(HEARTBEAT, &serde_json::to_vec(&dead).unwrap())
+            .unwrap();
+        assert_eq!(
+            Lease::acquire(&s, "y", Duration::from_secs(60))
+                .unwrap()
+                .holder()
+                .epoch,
+            2
+        );
     }
 }

@@ -23,18 +23,28 @@ use std::path::{Path, PathBuf};
 pub fn scratch_dir(kind: &str) -> PathBuf {
     let base = std::env::temp_dir();
     remove_stale_scratch(&base, kind);
-    base.join(format!("bao-{kind}-{}-{:08x}", std::process::id(), rand::random::<u32>()))
+    base.join(format!(
+        "bao-{kind}-{}-{:08x}",
+        std::process::id(),
+        rand::random::<u32>()
+    ))
 }
 
 fn remove_stale_scratch(base: &Path, kind: &str) {
     if !cfg!(target_os = "linux") {
         return; // no cheap way to tell a dead pid
     }
-    let Ok(entries) = std::fs::read_dir(base) else { return };
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return;
+    };
     let prefix = format!("bao-{kind}-");
     for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().to_string();
-        let Some(pid) = name.strip_prefix(&prefix).and_then(|r| r.split('-').next()).and_then(|p| p.parse::<u32>().ok()) else {
+        let Some(pid) = name
+            .strip_prefix(&prefix)
+            .and_then(|r| r.split('-').next())
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
             continue;
         };
         if !Path::new(&format!("/proc/{pid}")).exists() {

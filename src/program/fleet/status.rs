@@ -44,17 +44,32 @@ pub struct RunStatus {
 
 /// Reads the status of the run at `store`.
 pub fn run_status(store: &Store) -> anyhow::Result<RunStatus> {
-    let mut st = RunStatus { url: store.url().to_string(), ..Default::default() };
+    let mut st = RunStatus {
+        url: store.url().to_string(),
+        ..Default::default()
+    };
     if let Some(b) = store.get_opt(layout::RUN_TOML)? {
-        let run = layout::RunFile::parse(&String::from_utf8_lossy(&b), &store.describe(layout::RUN_TOML))?;
+        let run = layout::RunFile::parse(
+            &String::from_utf8_lossy(&b),
+            &store.describe(layout::RUN_TOML),
+        )?;
         st.variant = Some(run.config.variant.to_string());
     }
     st.latest = super::worker::read_latest(store)?;
     st.trainer = TrainerState::read(store)?;
     st.holder = lease::current(store)?;
-    let consumed: BTreeSet<&str> = st.trainer.iter().flat_map(|t| t.consumed.iter().map(|c| c.key.as_str())).collect();
+    let consumed: BTreeSet<&str> = st
+        .trainer
+        .iter()
+        .flat_map(|t| t.consumed.iter().map(|c| c.key.as_str()))
+        .collect();
     for e in store.list("models")? {
-        if let Some(g) = e.key.strip_prefix("models/gen-").and_then(|r| r.strip_suffix(".safetensors")).and_then(|g| g.parse().ok()) {
+        if let Some(g) = e
+            .key
+            .strip_prefix("models/gen-")
+            .and_then(|r| r.strip_suffix(".safetensors"))
+            .and_then(|g| g.parse().ok())
+        {
             st.generations.entry(g).or_default().model = true;
         }
     }
@@ -85,37 +100,91 @@ pub fn run_status(store: &Store) -> anyhow::Result<RunStatus> {
 }
 
 fn ago(unix: i64) -> String {
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
     format!("{}s ago", (now - unix).max(0))
 }
 
 impl std::fmt::Display for RunStatus {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let mut s = String::new();
-        writeln!(s, "run {} ({})", self.url, self.variant.as_deref().unwrap_or("no run.toml yet"))?;
+        writeln!(
+            s,
+            "run {} ({})",
+            self.url,
+            self.variant.as_deref().unwrap_or("no run.toml yet")
+        )?;
         match &self.latest {
-            Some(l) => writeln!(s, "LATEST: generation {} sha256 {}{}", l.generation, &l.sha256[..l.sha256.len().min(16)], if l.finished { " (finished)" } else { "" })?,
+            Some(l) => writeln!(
+                s,
+                "LATEST: generation {} sha256 {}{}",
+                l.generation,
+                &l.sha256[..l.sha256.len().min(16)],
+                if l.finished { " (finished)" } else { "" }
+            )?,
             None => writeln!(s, "LATEST: none yet")?,
         }
         if let Some(t) = &self.trainer {
-            writeln!(s, "trainer: generation {}, {} steps, {} shards consumed, {} rejected", t.generation, t.steps, t.consumed.len(), t.rejected.len())?;
+            writeln!(
+                s,
+                "trainer: generation {}, {} steps, {} shards consumed, {} rejected",
+                t.generation,
+                t.steps,
+                t.consumed.len(),
+                t.rejected.len()
+            )?;
         }
         if let Some((h, beat)) = &self.holder {
             match beat {
-                Some(b) => writeln!(s, "lease: `{}` on {} pid {} (epoch {}), heartbeat {}", h.owner, h.host, h.pid, h.epoch, ago(b.unix as i64))?,
-                None => writeln!(s, "lease: released (last holder `{}` on {})", h.owner, h.host)?,
+                Some(b) => writeln!(
+                    s,
+                    "lease: `{}` on {} pid {} (epoch {}), heartbeat {}",
+                    h.owner,
+                    h.host,
+                    h.pid,
+                    h.epoch,
+                    ago(b.unix as i64)
+                )?,
+                None => writeln!(
+                    s,
+                    "lease: released (last holder `{}` on {})",
+                    h.owner, h.host
+                )?,
             }
         }
-        writeln!(s, "{:>10} {:>6} {:>7} {:>9} {:>9} {:>8}", "generation", "model", "shards", "samples", "consumed", "workers")?;
+        writeln!(
+            s,
+            "{:>10} {:>6} {:>7} {:>9} {:>9} {:>8}",
+            "generation", "model", "shards", "samples", "consumed", "workers"
+        )?;
         for (g, st) in &self.generations {
-            writeln!(s, "{g:>10} {:>6} {:>7} {:>9} {:>9} {:>8}", if st.model { "yes" } else { "-" }, st.shards, st.samples, st.consumed, st.workers.len())?;
+            writeln!(
+                s,
+                "{g:>10} {:>6} {:>7} {:>9} {:>9} {:>8}",
+                if st.model { "yes" } else { "-" },
+                st.shards,
+                st.samples,
+                st.consumed,
+                st.workers.len()
+            )?;
         }
         writeln!(s, "workers seen: {}", self.workers.len())?;
         for (w, seen) in &self.workers {
-            writeln!(s, "  {w}: {} shards, last upload {} (generation {})", seen.shards, ago(seen.last_upload_unix), seen.last_generation)?;
+            writeln!(
+                s,
+                "  {w}: {} shards, last upload {} (generation {})",
+                seen.shards,
+                ago(seen.last_upload_unix),
+                seen.last_generation
+            )?;
         }
         if self.stray_objects > 0 {
-            writeln!(s, "{} objects under shards/ that are not shards (ignored)", self.stray_objects)?;
+            writeln!(
+                s,
+                "{} objects under shards/ that are not shards (ignored)",
+                self.stray_objects
+            )?;
         }
         f.write_str(&s)
     }

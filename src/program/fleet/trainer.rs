@@ -81,7 +81,12 @@ impl TrainerState {
     pub fn read(store: &Store) -> anyhow::Result<Option<TrainerState>> {
         match store.get_opt(layout::TRAINER_STATE)? {
             Some(b) => serde_json::from_slice(&b)
-                .with_context(|| format!("corrupt trainer state {}", store.describe(layout::TRAINER_STATE)))
+                .with_context(|| {
+                    format!(
+                        "corrupt trainer state {}",
+                        store.describe(layout::TRAINER_STATE)
+                    )
+                })
                 .map(Some),
             None => Ok(None),
         }
@@ -101,25 +106,36 @@ pub struct TrainerSummary {
 pub fn init_or_check_run(store: &Store, config: Option<&Path>) -> anyhow::Result<RunFile> {
     let given = match config {
         Some(p) => {
-            let text = std::fs::read_to_string(p).with_context(|| format!("cannot read config {}", p.display()))?;
+            let text = std::fs::read_to_string(p)
+                .with_context(|| format!("cannot read config {}", p.display()))?;
             Some((RunFile::parse(&text, &p.display().to_string())?, text))
         }
         None => None,
     };
     let what = store.describe(layout::RUN_TOML);
     let existing = match store.get_opt(layout::RUN_TOML)? {
-        Some(b) => Some(RunFile::parse(std::str::from_utf8(&b).with_context(|| format!("{what} is not UTF-8"))?, &what)?),
+        Some(b) => Some(RunFile::parse(
+            std::str::from_utf8(&b).with_context(|| format!("{what} is not UTF-8"))?,
+            &what,
+        )?),
         None => match &given {
             Some((_, text)) => {
                 store.put_create(layout::RUN_TOML, text.as_bytes())?;
                 let b = store.get(layout::RUN_TOML)?;
-                Some(RunFile::parse(std::str::from_utf8(&b).with_context(|| format!("{what} is not UTF-8"))?, &what)?)
+                Some(RunFile::parse(
+                    std::str::from_utf8(&b).with_context(|| format!("{what} is not UTF-8"))?,
+                    &what,
+                )?)
             }
             None => None,
         },
     };
     let Some(run) = existing else {
-        bail!("{} has no run.toml: start the run with `bao learn --data {} --config RUN.toml`", store.url(), store.url());
+        bail!(
+            "{} has no run.toml: start the run with `bao learn --data {} --config RUN.toml`",
+            store.url(),
+            store.url()
+        );
     };
     if let Some((mut g, _)) = given {
         g.config.train.generations = run.config.train.generations;
@@ -135,17 +151,34 @@ pub fn run_trainer(store: &Store, opts: &TrainerOptions) -> anyhow::Result<Train
     let t0 = Instant::now();
     let run = init_or_check_run(store, opts.config.as_deref())?;
     let target = opts.generations.unwrap_or(run.config.train.generations);
-    let poll = opts.poll.unwrap_or(Duration::from_secs_f64(run.fleet.poll_secs));
-    let mut lease = Lease::acquire(store, &opts.trainer_id, Duration::from_secs(run.fleet.lease_secs))?;
-    std::fs::create_dir_all(&opts.work_dir).with_context(|| format!("cannot create {}", opts.work_dir.display()))?;
+    let poll = opts
+        .poll
+        .unwrap_or(Duration::from_secs_f64(run.fleet.poll_secs));
+    let mut lease = Lease::acquire(
+        store,
+        &opts.trainer_id,
+        Duration::from_secs(run.fleet.lease_secs),
+    )?;
+    std::fs::create_dir_all(&opts.work_dir)
+        .with_context(|| format!("cannot create {}", opts.work_dir.display()))?;
     crate::neuralnet::configure_threads(None);
     let device = opts.device.unwrap_or(run.config.train.device).resolve()?;
-    let mut t = Trainer { store, run: &run, opts, device, state: TrainerState::default(), window: Vec::new() };
+    let mut t = Trainer {
+        store,
+        run: &run,
+        opts,
+        device,
+        state: TrainerState::default(),
+        window: Vec::new(),
+    };
     let mut learner = t.start()?;
+    learner.set_search_params(run.config.search.clone());
     // LATEST may lag the state (a trainer died between the two writes), or say `finished`
     // for a run whose target was raised.
     let g = t.state.generation;
-    if g < target && super::worker::read_latest(store)?.is_none_or(|l| l.generation != g || l.finished) {
+    if g < target
+        && super::worker::read_latest(store)?.is_none_or(|l| l.generation != g || l.finished)
+    {
         store.put(layout::LATEST, &t.latest_of(g)?.to_bytes())?;
     }
     let mut summary = TrainerSummary::default();
@@ -169,7 +202,9 @@ pub fn run_trainer(store: &Store, opts: &TrainerOptions) -> anyhow::Result<Train
             if seen.contains(&entry.key) {
                 continue;
             }
-            let Some(name) = ShardName::parse(&entry.key) else { continue };
+            let Some(name) = ShardName::parse(&entry.key) else {
+                continue;
+            };
             seen.insert(entry.key.clone());
             // Storage errors end the trainer (its orchestrator restarts it); a shard that
             // cannot be decoded is recorded as rejected and never read again.
@@ -177,7 +212,12 @@ pub fn run_trainer(store: &Store, opts: &TrainerOptions) -> anyhow::Result<Train
             match t.take_shard(&entry.key, &bytes) {
                 Ok(samples) => {
                     pending_samples += samples;
-                    pending.push(Consumed { key: entry.key, played_by: name.generation, samples, trained_in: 0 });
+                    pending.push(Consumed {
+                        key: entry.key,
+                        played_by: name.generation,
+                        samples,
+                        trained_in: 0,
+                    });
                 }
                 Err(e) => {
                     tracing::warn!("skipping shard {}: {e:#}", store.describe(&entry.key));
@@ -189,7 +229,13 @@ pub fn run_trainer(store: &Store, opts: &TrainerOptions) -> anyhow::Result<Train
         }
         if pending_samples >= run.fleet.samples_per_generation as u64 {
             let g = t.state.generation + 1;
-            t.train_generation(&mut learner, &mut lease, g, pending_samples, std::mem::take(&mut pending))?;
+            t.train_generation(
+                &mut learner,
+                &mut lease,
+                g,
+                pending_samples,
+                std::mem::take(&mut pending),
+            )?;
             pending_samples = 0;
             summary.published.push(g);
             println!(
@@ -229,7 +275,9 @@ impl Trainer<'_> {
     }
 
     fn local(&self, g: u32) -> PathBuf {
-        self.opts.work_dir.join(format!("{}.safetensors", layout::gen_dir(g)))
+        self.opts
+            .work_dir
+            .join(format!("{}.safetensors", layout::gen_dir(g)))
     }
 
     /// Generation 0 for a new run, or the committed state and window of an old one.
@@ -281,7 +329,10 @@ impl Trainer<'_> {
     fn drop_orphan(&self, g: u32) -> anyhow::Result<()> {
         for key in [layout::model_key(g), layout::sidecar_key(g)] {
             if self.store.exists(&key)? {
-                tracing::warn!("removing {}: uploaded but never committed", self.store.describe(&key));
+                tracing::warn!(
+                    "removing {}: uploaded but never committed",
+                    self.store.describe(&key)
+                );
                 self.store.delete(&key)?;
             }
         }
@@ -330,7 +381,11 @@ impl Trainer<'_> {
             shard.header.variant,
             self.variant()
         );
-        Ok(shard.samples.into_iter().filter(|s| s.full_search).collect())
+        Ok(shard
+            .samples
+            .into_iter()
+            .filter(|s| s.full_search)
+            .collect())
     }
 
     /// Reads a new shard into the window; returns its number of training samples.
@@ -357,24 +412,38 @@ impl Trainer<'_> {
     fn upload(&self, learner: &Learner, g: u32) -> anyhow::Result<Latest> {
         let local = self.local(g);
         learner.save(&local)?;
-        let read = |p: PathBuf| std::fs::read(&p).with_context(|| format!("cannot read {}", p.display()));
+        let read =
+            |p: PathBuf| std::fs::read(&p).with_context(|| format!("cannot read {}", p.display()));
         let weights = read(local.clone())?;
         let [optim_w, optim_j] = layout::optim_keys(g);
         let sidecar = read(local.with_extension("json"))?;
         let published = |r: anyhow::Result<_>| {
-            r.with_context(|| format!("cannot publish generation {g}: has another trainer written to {}?", self.store.url()))
+            r.with_context(|| {
+                format!(
+                    "cannot publish generation {g}: has another trainer written to {}?",
+                    self.store.url()
+                )
+            })
         };
         published(self.store.put_immutable(&layout::sidecar_key(g), &sidecar))?;
         published(self.store.put_immutable(&layout::model_key(g), &weights))?;
-        self.store.put(&optim_w, &read(local.with_extension("optim.safetensors"))?)?;
-        self.store.put(&optim_j, &read(local.with_extension("optim.json"))?)?;
+        self.store
+            .put(&optim_w, &read(local.with_extension("optim.safetensors"))?)?;
+        self.store
+            .put(&optim_j, &read(local.with_extension("optim.json"))?)?;
         if g >= 1 {
             let old = self.local(g - 1);
             for ext in ["safetensors", "json", "optim.safetensors", "optim.json"] {
                 let _ = std::fs::remove_file(old.with_extension(ext));
             }
         }
-        Ok(Latest { generation: g, key: layout::model_key(g), sidecar: layout::sidecar_key(g), sha256: sha256_hex(&weights), finished: false })
+        Ok(Latest {
+            generation: g,
+            key: layout::model_key(g),
+            sidecar: layout::sidecar_key(g),
+            sha256: sha256_hex(&weights),
+            finished: false,
+        })
     }
 
     fn commit_state(&self) -> anyhow::Result<()> {
@@ -392,7 +461,8 @@ impl Trainer<'_> {
         mut taken: Vec<Consumed>,
     ) -> anyhow::Result<()> {
         let t = &self.run.config.train;
-        let steps = ((new_samples as f64 * t.reuse / t.batch_size as f64).ceil() as usize).clamp(1, t.max_steps_per_generation);
+        let steps = ((new_samples as f64 * t.reuse / t.batch_size as f64).ceil() as usize)
+            .clamp(1, t.max_steps_per_generation);
         let lr = if g >= t.lr_drop_generation {
             self.run.config.optimizer.learning_rate * t.lr_drop
         } else {
@@ -400,22 +470,36 @@ impl Trainer<'_> {
         };
         learner.set_learning_rate(lr)?;
         let mirror = t.mirror && self.variant() == Variant::Kujifunza;
-        let mut rng = SmallRng::seed_from_u64(t.seed ^ (g as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let mut rng =
+            SmallRng::seed_from_u64(t.seed ^ (g as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
         let bar = if self.opts.progress {
             indicatif::ProgressBar::new(steps as u64).with_style(
-                indicatif::ProgressStyle::with_template("  gen {msg} [{bar:30}] {pos}/{len} steps").expect("template"),
+                indicatif::ProgressStyle::with_template("  gen {msg} [{bar:30}] {pos}/{len} steps")
+                    .expect("template"),
             )
         } else {
             indicatif::ProgressBar::hidden()
         };
         bar.set_message(g.to_string());
         let store = self.store;
-        train_steps(learner, &self.window, steps, t.batch_size, mirror, t.q_mix, &mut rng, |_| {
-            bar.inc(1);
-            lease.renew(store)
-        })?;
+        train_steps(
+            learner,
+            &self.window,
+            steps,
+            t.batch_size,
+            mirror,
+            t.q_mix,
+            &mut rng,
+            |_| {
+                bar.inc(1);
+                lease.renew(store)
+            },
+        )?;
         bar.finish_and_clear();
-        learner.set_lineage(g as u64, Some(format!("{}.safetensors", layout::gen_dir(g - 1))));
+        learner.set_lineage(
+            g as u64,
+            Some(format!("{}.safetensors", layout::gen_dir(g - 1))),
+        );
         lease.ensure_held(store)?;
         let latest = self.upload(learner, g)?;
         lease.ensure_held(store)?;

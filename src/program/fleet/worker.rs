@@ -57,7 +57,8 @@ pub fn auto_worker_id() -> String {
     let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
     let id = if let Some(id) = var("BAO_WORKER_ID") {
         id
-    } else if let (Some(job), Some(task)) = (var("SLURM_ARRAY_JOB_ID"), var("SLURM_ARRAY_TASK_ID")) {
+    } else if let (Some(job), Some(task)) = (var("SLURM_ARRAY_JOB_ID"), var("SLURM_ARRAY_TASK_ID"))
+    {
         format!("slurm-{job}-{task}")
     } else if let (Some(job), Some(proc_id)) = (var("SLURM_JOB_ID"), var("SLURM_PROCID")) {
         format!("slurm-{job}-{proc_id}")
@@ -66,12 +67,25 @@ pub fn auto_worker_id() -> String {
     } else {
         format!("{}-{}", super::lease::host_name(), std::process::id())
     };
-    let clean: String = id.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '_' }).collect();
+    let clean: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
     clean.chars().take(100).collect()
 }
 
 /// Reads `run.toml`, waiting for the trainer to create it (up to `deadline`).
-pub fn wait_for_run(store: &Store, poll: Duration, deadline: Option<Instant>) -> anyhow::Result<Option<RunFile>> {
+pub fn wait_for_run(
+    store: &Store,
+    poll: Duration,
+    deadline: Option<Instant>,
+) -> anyhow::Result<Option<RunFile>> {
     loop {
         if let Some(bytes) = store.get_opt(layout::RUN_TOML)? {
             let text = String::from_utf8(bytes).context("run.toml is not UTF-8")?;
@@ -128,7 +142,9 @@ pub fn run_worker(store: &Store, opts: &WorkerOptions) -> anyhow::Result<WorkerS
         stats.stopped = "time limit (no run.toml yet)".into();
         return Ok(stats);
     };
-    let poll = opts.poll.unwrap_or(Duration::from_secs_f64(run.fleet.poll_secs));
+    let poll = opts
+        .poll
+        .unwrap_or(Duration::from_secs_f64(run.fleet.poll_secs));
     let cache = ModelCache::new(&opts.cache_dir)?;
     // Private to this worker, even beside others in one process (tests).
     let scratch = super::scratch_dir("worker");
@@ -154,18 +170,35 @@ pub fn run_worker(store: &Store, opts: &WorkerOptions) -> anyhow::Result<WorkerS
         if latest.finished {
             break Ok(format!("run finished at generation {}", latest.generation));
         }
-        if current.as_ref().is_none_or(|(l, _, _)| l.generation != latest.generation || l.sha256 != latest.sha256) {
+        if current
+            .as_ref()
+            .is_none_or(|(l, _, _)| l.generation != latest.generation || l.sha256 != latest.sha256)
+        {
             let path = cache.fetch(store, &latest)?;
             let ev = NetEvaluator::load_for(&path, run.config.variant, opts.device)?;
             let seq = next_seq(store, latest.generation, &opts.worker_id)?;
-            tracing::info!("worker {} plays generation {} from shard {seq}", opts.worker_id, latest.generation);
+            tracing::info!(
+                "worker {} plays generation {} from shard {seq}",
+                opts.worker_id,
+                latest.generation
+            );
             stats.generations.push(latest.generation);
             current = Some((latest, ev, seq));
         }
         let (latest, ev, seq) = current.as_mut().expect("set above");
         sp.selfplay.generation = latest.generation;
         sp.selfplay.seed = worker_seed(&opts.worker_id, latest.generation, *seq);
-        let r = play_and_upload(store, &sp, ev, games, &scratch, &opts.worker_id, latest.generation, *seq, opts.progress);
+        let r = play_and_upload(
+            store,
+            &sp,
+            ev,
+            games,
+            &scratch,
+            &opts.worker_id,
+            latest.generation,
+            *seq,
+            opts.progress,
+        );
         let _ = std::fs::remove_dir_all(&scratch);
         let (name, s) = r?;
         stats.games += s.games;
@@ -173,7 +206,11 @@ pub fn run_worker(store: &Store, opts: &WorkerOptions) -> anyhow::Result<WorkerS
         stats.simulations += s.simulations;
         if let Some(name) = name {
             stats.shards += 1;
-            tracing::info!("uploaded {} ({} samples)", store.describe(&name.key()), s.positions);
+            tracing::info!(
+                "uploaded {} ({} samples)",
+                store.describe(&name.key()),
+                s.positions
+            );
         }
         *seq += 1;
     };
@@ -196,17 +233,31 @@ fn play_and_upload(
     progress: bool,
 ) -> anyhow::Result<(Option<ShardName>, crate::program::selfplay::SelfplayStats)> {
     let _ = std::fs::remove_dir_all(scratch);
-    std::fs::create_dir_all(scratch).with_context(|| format!("cannot create {}", scratch.display()))?;
+    std::fs::create_dir_all(scratch)
+        .with_context(|| format!("cannot create {}", scratch.display()))?;
     let stats = run_selfplay(sp, ev, games, scratch, progress)?;
     let shards = list_shards(scratch)?;
-    anyhow::ensure!(shards.len() <= 1, "expected one shard per batch of games, got {}", shards.len());
-    let Some(shard) = shards.first() else { return Ok((None, stats)) };
+    anyhow::ensure!(
+        shards.len() <= 1,
+        "expected one shard per batch of games, got {}",
+        shards.len()
+    );
+    let Some(shard) = shards.first() else {
+        return Ok((None, stats));
+    };
     let bytes = std::fs::read(shard).with_context(|| format!("cannot read {}", shard.display()))?;
     let mut records = Vec::new();
     for path in &stats.record_files {
-        records.extend(std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?);
+        records.extend(
+            std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?,
+        );
     }
-    let name = ShardName { generation, worker: worker.to_string(), seq, hash: sha256_hex(&bytes)[..16].to_string() };
+    let name = ShardName {
+        generation,
+        worker: worker.to_string(),
+        seq,
+        hash: sha256_hex(&bytes)[..16].to_string(),
+    };
     // Records first: a visible shard always has its games beside it.
     store.put_immutable(&name.games_key(), &records)?;
     store.put_immutable(&name.key(), &bytes)?;

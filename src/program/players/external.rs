@@ -32,8 +32,11 @@ pub struct ExternalPlayer {
 /// Splits a command line like a POSIX shell (quotes group words). A program named `bao` is the
 /// running `bao` binary itself when that is what runs, so `ext:"bao engine ..."` always works.
 fn command(line: &str) -> anyhow::Result<Command> {
-    let words = shlex::split(line).with_context(|| format!("cannot split engine command `{line}`"))?;
-    let (program, args) = words.split_first().with_context(|| format!("empty engine command `{line}`"))?;
+    let words =
+        shlex::split(line).with_context(|| format!("cannot split engine command `{line}`"))?;
+    let (program, args) = words
+        .split_first()
+        .with_context(|| format!("empty engine command `{line}`"))?;
     let mut program = std::path::PathBuf::from(program);
     if program.as_os_str() == "bao" {
         if let Ok(me) = std::env::current_exe() {
@@ -49,7 +52,11 @@ fn command(line: &str) -> anyhow::Result<Command> {
 
 impl ExternalPlayer {
     /// Starts the engine and sets its variant; fails if it does not answer `ok`.
-    pub fn spawn(name: String, params: &ExtParams, variant: Variant) -> anyhow::Result<ExternalPlayer> {
+    pub fn spawn(
+        name: String,
+        params: &ExtParams,
+        variant: Variant,
+    ) -> anyhow::Result<ExternalPlayer> {
         let mut child = command(&params.command)?
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -67,7 +74,14 @@ impl ExternalPlayer {
                 }
             }
         });
-        let mut player = ExternalPlayer { name, params: params.clone(), child, stdin, lines, variant };
+        let mut player = ExternalPlayer {
+            name,
+            params: params.clone(),
+            child,
+            stdin,
+            lines,
+            variant,
+        };
         player.expect_ok(&format!("variant {variant}"))?;
         Ok(player)
     }
@@ -79,10 +93,16 @@ impl ExternalPlayer {
         match self.lines.recv_timeout(timeout) {
             Ok(line) => Ok(line),
             Err(RecvTimeoutError::Timeout) => {
-                bail!("engine `{}` did not answer `{command}` within {timeout:?}", self.params.command)
+                bail!(
+                    "engine `{}` did not answer `{command}` within {timeout:?}",
+                    self.params.command
+                )
             }
             Err(RecvTimeoutError::Disconnected) => {
-                bail!("engine `{}` exited while answering `{command}`", self.params.command)
+                bail!(
+                    "engine `{}` exited while answering `{command}`",
+                    self.params.command
+                )
             }
         }
     }
@@ -90,7 +110,10 @@ impl ExternalPlayer {
     fn expect_ok(&mut self, command: &str) -> anyhow::Result<()> {
         let reply = self.ask(command, REPLY_TIMEOUT)?;
         if reply.trim() != "ok" {
-            bail!("engine `{}` answered `{reply}` to `{command}`", self.params.command);
+            bail!(
+                "engine `{}` answered `{reply}` to `{command}`",
+                self.params.command
+            );
         }
         Ok(())
     }
@@ -119,7 +142,10 @@ impl Player for ExternalPlayer {
         let mut go = String::from("go");
         let sims = limits.sims.or(self.params.sims);
         let depth = limits.depth.or(self.params.depth);
-        let ms = limits.movetime.map(|t| t.as_millis() as u64).or(self.params.ms);
+        let ms = limits
+            .movetime
+            .map(|t| t.as_millis() as u64)
+            .or(self.params.ms);
         if let Some(s) = sims {
             go.push_str(&format!(" sims {s}"));
         }
@@ -131,9 +157,12 @@ impl Player for ExternalPlayer {
         }
         let timeout = GO_GRACE + Duration::from_millis(ms.unwrap_or(0) * 2);
         let reply = self.ask(&go, timeout)?;
-        let text = reply
-            .strip_prefix("bestmove ")
-            .with_context(|| format!("engine `{}` answered `{reply}` to `{go}`", self.params.command))?;
+        let text = reply.strip_prefix("bestmove ").with_context(|| {
+            format!(
+                "engine `{}` answered `{reply}` to `{go}`",
+                self.params.command
+            )
+        })?;
         let mv = pos
             .parse_move(text.trim())
             .with_context(|| format!("engine `{}` played a bad move", self.params.command))?;

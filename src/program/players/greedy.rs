@@ -14,7 +14,10 @@ pub struct GreedyPlayer {
 
 impl GreedyPlayer {
     pub fn new(name: String, seed: u64) -> GreedyPlayer {
-        GreedyPlayer { name, rng: SmallRng::seed_from_u64(seed) }
+        GreedyPlayer {
+            name,
+            rng: SmallRng::seed_from_u64(seed),
+        }
     }
 }
 
@@ -33,9 +36,15 @@ impl Player for GreedyPlayer {
 
     fn choose(&mut self, pos: &Position, _limits: &Limits) -> anyhow::Result<ChosenMove> {
         let moves = pos.legal_moves();
-        let best = moves.iter().map(greedy_score).max().ok_or_else(|| no_moves(pos))?;
+        let best = moves
+            .iter()
+            .map(greedy_score)
+            .max()
+            .ok_or_else(|| no_moves(pos))?;
         let ties: Vec<&LegalMove> = moves.iter().filter(|lm| greedy_score(lm) == best).collect();
-        Ok(ChosenMove::bare(*ties[self.rng.random_range(0..ties.len())]))
+        Ok(ChosenMove::bare(
+            *ties[self.rng.random_range(0..ties.len())],
+        ))
     }
 
     fn new_game(&mut self, seed: u64) {

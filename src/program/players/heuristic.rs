@@ -31,7 +31,14 @@ pub struct Weights {
 
 impl Default for Weights {
     fn default() -> Weights {
-        Weights { material: 100, front_seed: 10, front_hole: 25, mobility: 8, own_threat: 60, their_threat: 30 }
+        Weights {
+            material: 100,
+            front_seed: 10,
+            front_hole: 25,
+            mobility: 8,
+            own_threat: 60,
+            their_threat: 30,
+        }
     }
 }
 
@@ -98,10 +105,12 @@ mod tests {
             assert!(e.abs() <= 60 * 6, "{v}: {e}");
         }
         // A side a few seeds up scores higher than the side a few seeds down.
-        let up = Position::from_json(r#"{"variant":"kujifunza","to_move":"S",
+        let up = Position::from_json(
+            r#"{"variant":"kujifunza","to_move":"S",
             "S":{"front":[3,3,3,3,3,3,3,3],"back":[2,2,2,2,2,2,2,2],"hand":0,"nyumba":false},
             "N":{"front":[1,1,1,1,1,1,1,1],"back":[2,2,2,2,2,2,2,2],"hand":0,"nyumba":false},
-            "takasia":null}"#)
+            "takasia":null}"#,
+        )
         .unwrap();
         assert!(evaluate(&up, &Weights::default()) > 1000);
     }

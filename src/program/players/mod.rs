@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use crate::game::{LegalMove, Position, Variant};
+use crate::search::clock::{Clock, ClockKind, StopSignal};
 
 pub mod alphabeta;
 pub mod external;
@@ -19,9 +20,11 @@ pub mod spec;
 
 pub use spec::PlayerSpec;
 
-/// Per-move limits asked for by the caller (engine `go`, tournament, play). `None` fields keep
-/// the player's own defaults from its spec; players ignore limits that mean nothing to them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// Per-move limits asked for by the caller (engine `go`). When any of `sims`, `depth` or
+/// `movetime` is set they replace the spec's own limits for this move; with none set, the
+/// spec's limits apply. Players ignore limits that mean nothing to them. (A default time for
+/// players whose spec sets no limit is a spec matter: [`PlayerSpec::with_default_movetime`].)
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Limits {
     /// Search simulations (MCTS players).
     pub sims: Option<u32>,
@@ -29,6 +32,22 @@ pub struct Limits {
     pub depth: Option<u32>,
     /// Thinking time for this move.
     pub movetime: Option<Duration>,
+    /// The clock `movetime` and a spec's `ms=` are measured on.
+    pub clock: ClockKind,
+    /// Raised by another thread to end the search now (engine `stop`).
+    pub stop: Option<StopSignal>,
+}
+
+impl Limits {
+    /// True when the caller set a limit of its own for this move.
+    pub fn overrides(&self) -> bool {
+        self.sims.is_some() || self.depth.is_some() || self.movetime.is_some()
+    }
+
+    /// The clock of one move with budget `budget` (or none).
+    pub fn clock_for(&self, budget: Option<Duration>) -> Clock {
+        Clock::start(self.clock, budget, self.stop.clone())
+    }
 }
 
 /// One candidate move as the player judged it, for display.
@@ -55,6 +74,9 @@ pub struct Analysis {
     pub nodes: Option<u64>,
     /// Completed search depth (alpha-beta).
     pub depth: Option<u32>,
+    /// Mean share of the evaluator's batch that was filled (network MCTS with leaf batching).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batch_fill: Option<f32>,
 }
 
 impl Analysis {
@@ -73,7 +95,10 @@ pub struct ChosenMove {
 
 impl ChosenMove {
     pub fn bare(mv: LegalMove) -> ChosenMove {
-        ChosenMove { mv, analysis: Analysis::default() }
+        ChosenMove {
+            mv,
+            analysis: Analysis::default(),
+        }
     }
 }
 
@@ -96,12 +121,18 @@ pub trait Player: Send {
 pub fn build(spec: &PlayerSpec, variant: Variant, seed: u64) -> anyhow::Result<Box<dyn Player>> {
     let name = spec.to_string();
     Ok(match spec {
-        PlayerSpec::Random { seed: s } => Box::new(random::RandomPlayer::new(name, s.unwrap_or(seed))),
-        PlayerSpec::Greedy { seed: s } => Box::new(greedy::GreedyPlayer::new(name, s.unwrap_or(seed))),
-        PlayerSpec::AlphaBeta(p) => Box::new(alphabeta::AlphaBetaPlayer::new(name, p.clone())),
-        PlayerSpec::Mcts(p) => {
-            Box::new(rollout::RolloutMctsPlayer::new(name, p.clone(), p.seed.unwrap_or(seed)))
+        PlayerSpec::Random { seed: s } => {
+            Box::new(random::RandomPlayer::new(name, s.unwrap_or(seed)))
         }
+        PlayerSpec::Greedy { seed: s } => {
+            Box::new(greedy::GreedyPlayer::new(name, s.unwrap_or(seed)))
+        }
+        PlayerSpec::AlphaBeta(p) => Box::new(alphabeta::AlphaBetaPlayer::new(name, p.clone())),
+        PlayerSpec::Mcts(p) => Box::new(rollout::RolloutMctsPlayer::new(
+            name,
+            p.clone(),
+            p.seed.unwrap_or(seed),
+        )),
         PlayerSpec::Net(p) => net::build(name, p, variant, seed)?,
         PlayerSpec::Ext(p) => Box::new(external::ExternalPlayer::spawn(name, p, variant)?),
     })
@@ -115,5 +146,8 @@ pub fn build_str(spec: &str, variant: Variant, seed: u64) -> anyhow::Result<Box<
 
 /// The error every player returns on a finished position.
 pub(crate) fn no_moves(pos: &Position) -> anyhow::Error {
-    anyhow::anyhow!("no legal move: the game is over ({} to move has lost)", pos.to_move())
+    anyhow::anyhow!(
+        "no legal move: the game is over ({} to move has lost)",
+        pos.to_move()
+    )
 }

@@ -5,78 +5,133 @@
 //! PUCT search come from `neuralnet` and `search`; [`load_evaluator`] and [`search_player`]
 //! are the only places that touch them.
 
+use std::time::Duration;
+
 use anyhow::Context;
 
 use super::spec::NetParams;
 use super::{no_moves, Analysis, ChosenMove, Limits, MoveScore, Player};
-use crate::game::features::{encode, FEATURES};
 use crate::game::{Position, Variant, ACTIONS};
-use crate::search::Evaluator;
+use crate::neuralnet::CachedEvaluator;
+use crate::search::{Evaluator, Mcts, SearchParams};
 
 /// Builds the `net:` player of a spec.
-pub fn build(name: String, params: &NetParams, variant: Variant, seed: u64) -> anyhow::Result<Box<dyn Player>> {
+pub fn build(
+    name: String,
+    params: &NetParams,
+    variant: Variant,
+    seed: u64,
+) -> anyhow::Result<Box<dyn Player>> {
     anyhow::ensure!(
         params.path.is_file(),
         "network checkpoint {} not found (net:PATH names a checkpoint file)",
         params.path.display()
     );
-    let evaluator = load_evaluator(params, variant)
+    let (evaluator, trained_with) = load_evaluator(params, variant)
         .with_context(|| format!("cannot load network {}", params.path.display()))?;
     if params.sims() == 0 {
-        Ok(Box::new(RawPolicyPlayer::new(name, Boxed(evaluator))))
+        Ok(Box::new(RawPolicyPlayer::new(name, evaluator)))
     } else {
-        search_player(name, params, evaluator, seed)
+        let search = player_search_params(trained_with.as_ref(), params)?;
+        let cached = CachedEvaluator::new(evaluator, CACHE_SLOTS);
+        Ok(Box::new(SearchPlayer::new(
+            name,
+            params,
+            search,
+            Box::new(cached),
+            seed,
+        )))
     }
 }
 
 /// A boxed evaluator that can move to a worker thread.
 pub type SendEvaluator = Box<dyn Evaluator + Send>;
 
-/// Lets a boxed evaluator stand where an `Evaluator` is expected.
-struct Boxed(SendEvaluator);
+/// Evaluation cache slots of a searching network player: about 17 MB, several moves' worth of
+/// positions at the speeds a CPU reaches, so transpositions and the subtree kept between moves
+/// are judged once.
+pub const CACHE_SLOTS: usize = 1 << 16;
 
-impl Evaluator for Boxed {
-    fn evaluate(&mut self, f: &[f32], m: &[u64], p: &mut [f32], v: &mut [f32]) -> anyhow::Result<()> {
-        self.0.evaluate(f, m, p, v)
+/// Leaves a network player batches per evaluator call when neither its checkpoint's search
+/// settings nor its spec say otherwise. Self-play batches across games and trains with one
+/// leaf per tree; a single game can only batch within its tree, and one call of 16 positions
+/// costs far less than 16 calls of one (see README, "Fast network play", for the measurement
+/// behind this number).
+pub const PLAYER_LEAVES_PER_STEP: usize = 16;
+
+/// The search settings of a network player: those the checkpoint was trained with (its
+/// sidecar; the defaults for checkpoints that do not record them), with
+/// [`PLAYER_LEAVES_PER_STEP`] and tree reuse for single-game play, then the spec's overrides.
+pub fn player_search_params(
+    trained_with: Option<&SearchParams>,
+    params: &NetParams,
+) -> anyhow::Result<SearchParams> {
+    let mut search = trained_with.cloned().unwrap_or_default();
+    if search.leaves_per_step == 1 {
+        search.leaves_per_step = PLAYER_LEAVES_PER_STEP;
     }
-    fn name(&self) -> String {
-        self.0.name()
-    }
+    search.reuse_tree = true;
+    search.with_overrides(params.search.iter().map(|(k, v)| (k.as_str(), v.as_str())))
 }
 
-/// Loads the checkpoint of `params` on its device, refusing one trained for another variant.
-fn load_evaluator(params: &NetParams, variant: Variant) -> anyhow::Result<SendEvaluator> {
-    let device: crate::neuralnet::DeviceChoice = match params.device.as_deref() {
-        None => crate::neuralnet::DeviceChoice::Auto,
-        Some(d) => d.parse().map_err(|e| anyhow::anyhow!("device `{d}`: {e}"))?,
-    };
+/// Loads the checkpoint of `params` on its device, refusing one trained for another variant;
+/// also returns the search settings recorded with it.
+fn load_evaluator(
+    params: &NetParams,
+    variant: Variant,
+) -> anyhow::Result<(SendEvaluator, Option<SearchParams>)> {
+    let device = params.device.unwrap_or_default();
     let net = crate::neuralnet::NetEvaluator::load_for(&params.path, variant, device)?;
-    Ok(Box::new(net))
+    let search = net.network().search_params().cloned();
+    Ok((Box::new(net), search))
 }
 
-/// The PUCT search player over `evaluator` (no root noise: it plays to win).
-fn search_player(name: String, params: &NetParams, evaluator: SendEvaluator, seed: u64) -> anyhow::Result<Box<dyn Player>> {
-    let mut search = crate::search::SearchParams::default();
-    if let Some(c) = params.cpuct {
-        search.c_puct = c;
-    }
-    let seed = params.seed.unwrap_or(seed);
-    Ok(Box::new(SearchPlayer {
-        name,
-        mcts: crate::search::Mcts::new(search.clone(), seed),
-        search,
-        sims: params.sims(),
-        evaluator: Boxed(evaluator),
-    }))
-}
-
-/// A network player that searches `sims` simulations a move.
-struct SearchPlayer {
+/// A network player that searches a number of simulations or a time a move, keeping its tree
+/// between moves (the subtree under its move, entered again at the opponent's reply).
+pub struct SearchPlayer {
     name: String,
-    mcts: crate::search::Mcts,
-    search: crate::search::SearchParams,
+    mcts: Mcts,
+    search: SearchParams,
     sims: u32,
-    evaluator: Boxed,
+    ms: Option<u64>,
+    evaluator: SendEvaluator,
+}
+
+impl SearchPlayer {
+    pub fn new(
+        name: String,
+        params: &NetParams,
+        search: SearchParams,
+        evaluator: SendEvaluator,
+        seed: u64,
+    ) -> SearchPlayer {
+        let seed = params.seed.unwrap_or(seed);
+        SearchPlayer {
+            name,
+            mcts: Mcts::new(search.clone(), seed),
+            search,
+            sims: params.sims(),
+            ms: params.ms,
+            evaluator,
+        }
+    }
+
+    /// The simulations and time of one move: explicit limits replace the spec's.
+    fn budget(&self, limits: &Limits) -> (usize, Option<Duration>) {
+        if limits.overrides() {
+            let sims = match (limits.sims, limits.movetime) {
+                (Some(n), _) => n,
+                (None, Some(_)) => NetParams::MAX_TIMED_SIMS,
+                (None, None) => self.sims,
+            };
+            (sims.max(1) as usize, limits.movetime)
+        } else {
+            (
+                self.sims.max(1) as usize,
+                self.ms.map(Duration::from_millis),
+            )
+        }
+    }
 }
 
 impl Player for SearchPlayer {
@@ -85,7 +140,7 @@ impl Player for SearchPlayer {
     }
 
     fn new_game(&mut self, seed: u64) {
-        self.mcts = crate::search::Mcts::new(self.search.clone(), seed);
+        self.mcts = Mcts::new(self.search.clone(), seed);
     }
 
     fn choose(&mut self, pos: &Position, limits: &Limits) -> anyhow::Result<ChosenMove> {
@@ -93,10 +148,18 @@ impl Player for SearchPlayer {
         if moves.is_empty() {
             return Err(no_moves(pos));
         }
-        let sims = limits.sims.unwrap_or(self.sims).max(1) as usize;
-        let result = self.mcts.search(pos, sims, &mut self.evaluator)?;
-        let best = result.best_move.context("search returned no move in a position with legal moves")?;
+        let (sims, time) = self.budget(limits);
+        let clock = limits.clock_for(time);
+        let result = self
+            .mcts
+            .search_until(pos, sims, &clock, &mut self.evaluator)?;
+        let stats = self.mcts.last_stats();
+        let best = result
+            .best_move
+            .context("search returned no move in a position with legal moves")?;
         let chosen = *moves.get(best).context("search chose an illegal move")?;
+        // Keep the subtree of our move: the opponent's reply is one of its children.
+        self.mcts.advance(best);
         let mover = pos.to_move();
         let mut children = result.children.clone();
         children.sort_by(|a, b| b.visits.cmp(&a.visits));
@@ -105,7 +168,16 @@ impl Player for SearchPlayer {
             .take(5)
             .filter_map(|c| {
                 let lm = moves.get(c.mv)?;
-                Some(MoveScore { notation: lm.notation(mover), visits: Some(c.visits), score: c.q })
+                let score = match c.proven_win {
+                    Some(true) => Some(1.0),
+                    Some(false) => Some(-1.0),
+                    None => c.q,
+                };
+                Some(MoveScore {
+                    notation: lm.notation(mover),
+                    visits: Some(c.visits),
+                    score,
+                })
             })
             .collect();
         Ok(ChosenMove {
@@ -116,6 +188,7 @@ impl Player for SearchPlayer {
                 pv: crate::program::analyze::line_notation(pos, &result.pv),
                 nodes: Some(result.simulations as u64),
                 depth: None,
+                batch_fill: (stats.evaluator_calls > 0).then_some(stats.batch_fill),
             },
         })
     }
@@ -125,13 +198,16 @@ impl Player for SearchPlayer {
 pub struct RawPolicyPlayer<E> {
     name: String,
     evaluator: E,
-    features: Vec<f32>,
     policy: Vec<f32>,
 }
 
 impl<E: Evaluator + Send> RawPolicyPlayer<E> {
     pub fn new(name: String, evaluator: E) -> RawPolicyPlayer<E> {
-        RawPolicyPlayer { name, evaluator, features: vec![0.0; FEATURES], policy: vec![0.0; ACTIONS] }
+        RawPolicyPlayer {
+            name,
+            evaluator,
+            policy: vec![0.0; ACTIONS],
+        }
     }
 }
 
@@ -145,14 +221,16 @@ impl<E: Evaluator + Send> Player for RawPolicyPlayer<E> {
         if moves.is_empty() {
             return Err(no_moves(pos));
         }
-        encode(pos, &mut self.features);
         let mut value = [0.0f32];
         self.evaluator
-            .evaluate(&self.features, &[moves.mask()], &mut self.policy, &mut value)
+            .evaluate(&[*pos], &[moves.mask()], &mut self.policy, &mut value)
             .with_context(|| format!("evaluator {} failed", self.evaluator.name()))?;
         // Legal moves by prior, best first; ties keep move-list order (deterministic).
-        let mut ranked: Vec<(f32, usize)> =
-            moves.iter().enumerate().map(|(i, lm)| (self.policy[lm.mv.action()], i)).collect();
+        let mut ranked: Vec<(f32, usize)> = moves
+            .iter()
+            .enumerate()
+            .map(|(i, lm)| (self.policy[lm.mv.action()], i))
+            .collect();
         anyhow::ensure!(
             ranked.iter().all(|(p, _)| p.is_finite()),
             "evaluator {} returned a non-finite policy",
@@ -164,7 +242,11 @@ impl<E: Evaluator + Send> Player for RawPolicyPlayer<E> {
         let top = ranked
             .iter()
             .take(5)
-            .map(|&(p, i)| MoveScore { notation: moves.as_slice()[i].notation(mover), visits: None, score: Some(p) })
+            .map(|&(p, i)| MoveScore {
+                notation: moves.as_slice()[i].notation(mover),
+                visits: None,
+                score: Some(p),
+            })
             .collect();
         Ok(ChosenMove {
             mv: best,
@@ -174,6 +256,7 @@ impl<E: Evaluator + Send> Player for RawPolicyPlayer<E> {
                 pv: vec![best.notation(mover)],
                 nodes: Some(1),
                 depth: None,
+                batch_fill: None,
             },
         })
     }
@@ -187,7 +270,13 @@ mod tests {
     /// Puts all policy mass on the highest legal action, so the argmax is known.
     struct HighestAction;
     impl Evaluator for HighestAction {
-        fn evaluate(&mut self, _f: &[f32], masks: &[u64], policy: &mut [f32], values: &mut [f32]) -> anyhow::Result<()> {
+        fn evaluate(
+            &mut self,
+            _p: &[Position],
+            masks: &[u64],
+            policy: &mut [f32],
+            values: &mut [f32],
+        ) -> anyhow::Result<()> {
             policy.fill(0.0);
             policy[63 - masks[0].leading_zeros() as usize] = 1.0;
             values[0] = 0.5;
@@ -205,7 +294,11 @@ mod tests {
             let moves = pos.legal_moves();
             let mut uniform = RawPolicyPlayer::new("u".into(), UniformEvaluator);
             let c = uniform.choose(&pos, &Limits::default()).unwrap();
-            assert_eq!(c.mv, moves.as_slice()[0], "uniform ties go to the first legal move");
+            assert_eq!(
+                c.mv,
+                moves.as_slice()[0],
+                "uniform ties go to the first legal move"
+            );
             assert_eq!(c.analysis.value, Some(0.0));
 
             let mut high = RawPolicyPlayer::new("h".into(), HighestAction);
@@ -220,30 +313,45 @@ mod tests {
     #[test]
     fn net_players_load_checkpoints_and_refuse_bad_ones() {
         use crate::neuralnet::{Lineage, NetConfig, Network};
-        let spec: crate::program::players::PlayerSpec = "net:/no/such/file.safetensors:sims=0".parse().unwrap();
-        let err = crate::program::players::build(&spec, Variant::Kujifunza, 0).err().unwrap();
+        let spec: crate::program::players::PlayerSpec =
+            "net:/no/such/file.safetensors:sims=0".parse().unwrap();
+        let err = crate::program::players::build(&spec, Variant::Kujifunza, 0)
+            .err()
+            .unwrap();
         assert!(err.to_string().contains("not found"), "{err:#}");
 
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("tiny.safetensors");
-        let net = Network::new(&NetConfig::preset("tiny").unwrap(), Variant::Kujifunza, tch::Device::Cpu).unwrap();
+        let net = Network::new(
+            &NetConfig::preset("tiny").unwrap(),
+            Variant::Kujifunza,
+            tch::Device::Cpu,
+        )
+        .unwrap();
         net.save(&path, &Lineage::default()).unwrap();
         let pos = Position::start(Variant::Kujifunza);
         for sims in [0, 8] {
-            let spec: crate::program::players::PlayerSpec = format!("net:{}:sims={sims}", path.display()).parse().unwrap();
+            let spec: crate::program::players::PlayerSpec =
+                format!("net:{}:sims={sims}", path.display())
+                    .parse()
+                    .unwrap();
             let mut p = crate::program::players::build(&spec, Variant::Kujifunza, 0).unwrap();
             let c = p.choose(&pos, &Limits::default()).unwrap();
             assert!(pos.legal_moves().get(c.mv.mv).is_some());
             assert!(!c.analysis.pv.is_empty());
         }
         // A network trained for the other variant is refused, naming the variant.
-        let spec: crate::program::players::PlayerSpec = format!("net:{}", path.display()).parse().unwrap();
-        let err = crate::program::players::build(&spec, Variant::Kiswahili, 0).err().unwrap();
+        let spec: crate::program::players::PlayerSpec =
+            format!("net:{}", path.display()).parse().unwrap();
+        let err = crate::program::players::build(&spec, Variant::Kiswahili, 0)
+            .err()
+            .unwrap();
         assert!(format!("{err:#}").contains("kujifunza"), "{err:#}");
         // A file that is no checkpoint gives an error, not a crash.
         let junk = dir.path().join("junk.safetensors");
         std::fs::write(&junk, b"not a checkpoint").unwrap();
-        let spec: crate::program::players::PlayerSpec = format!("net:{}", junk.display()).parse().unwrap();
+        let spec: crate::program::players::PlayerSpec =
+            format!("net:{}", junk.display()).parse().unwrap();
         assert!(crate::program::players::build(&spec, Variant::Kujifunza, 0).is_err());
     }
 }

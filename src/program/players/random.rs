@@ -13,7 +13,10 @@ pub struct RandomPlayer {
 
 impl RandomPlayer {
     pub fn new(name: String, seed: u64) -> RandomPlayer {
-        RandomPlayer { name, rng: SmallRng::seed_from_u64(seed) }
+        RandomPlayer {
+            name,
+            rng: SmallRng::seed_from_u64(seed),
+        }
     }
 }
 
@@ -27,7 +30,9 @@ impl Player for RandomPlayer {
         if moves.is_empty() {
             return Err(no_moves(pos));
         }
-        Ok(ChosenMove::bare(moves.as_slice()[self.rng.random_range(0..moves.len())]))
+        Ok(ChosenMove::bare(
+            moves.as_slice()[self.rng.random_range(0..moves.len())],
+        ))
     }
 
     fn new_game(&mut self, seed: u64) {

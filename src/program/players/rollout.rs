@@ -64,7 +64,11 @@ pub struct RolloutMctsPlayer {
 
 impl RolloutMctsPlayer {
     pub fn new(name: String, params: RolloutParams, seed: u64) -> RolloutMctsPlayer {
-        RolloutMctsPlayer { name, params, rng: SmallRng::seed_from_u64(seed) }
+        RolloutMctsPlayer {
+            name,
+            params,
+            rng: SmallRng::seed_from_u64(seed),
+        }
     }
 
     fn expand(nodes: &mut Vec<Node>, at: usize) {
@@ -77,7 +81,15 @@ impl RolloutMctsPlayer {
                 After::Position(p) => Some(p),
                 After::Won(_) => None,
             };
-            nodes.push(Node { mv: Some(*lm), pos, first_child: 0, children: 0, expanded: false, visits: 0, total: 0.0 });
+            nodes.push(Node {
+                mv: Some(*lm),
+                pos,
+                first_child: 0,
+                children: 0,
+                expanded: false,
+                visits: 0,
+                total: 0.0,
+            });
         }
         let node = &mut nodes[at];
         node.first_child = first;
@@ -116,8 +128,23 @@ impl Player for RolloutMctsPlayer {
         if root_moves.is_empty() {
             return Err(no_moves(pos));
         }
-        let sims = limits.sims.unwrap_or(self.params.sims()).max(1);
-        let deadline = limits.movetime.map(|t| std::time::Instant::now() + t);
+        let (sims, time) = if limits.overrides() {
+            (
+                limits.sims.unwrap_or(if limits.movetime.is_some() {
+                    u32::MAX
+                } else {
+                    self.params.sims()
+                }),
+                limits.movetime,
+            )
+        } else {
+            (
+                self.params.sims(),
+                self.params.ms.map(std::time::Duration::from_millis),
+            )
+        };
+        let sims = sims.max(1);
+        let clock = limits.clock_for(time);
         let mut nodes = vec![Node {
             mv: None,
             pos: Some(*pos),
@@ -130,7 +157,9 @@ impl Player for RolloutMctsPlayer {
         Self::expand(&mut nodes, 0);
         let mut path = Vec::with_capacity(64);
         for sim in 0..sims {
-            if sim > 0 && deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+            // A simulation is one rollout (tens of microseconds): reading the clock before
+            // each keeps the budget to within one.
+            if sim > 0 && clock.expired() {
                 break;
             }
             path.clear();
@@ -159,7 +188,9 @@ impl Player for RolloutMctsPlayer {
             }
         }
         let root = &nodes[0];
-        let mut children: Vec<usize> = (root.first_child as usize..(root.first_child + root.children as u32) as usize).collect();
+        let mut children: Vec<usize> = (root.first_child as usize
+            ..(root.first_child + root.children as u32) as usize)
+            .collect();
         // Shuffle first so that equal visit counts are broken at random (seeded).
         children.shuffle(&mut self.rng);
         children.sort_by(|&a, &b| nodes[b].visits.cmp(&nodes[a].visits));
@@ -201,6 +232,7 @@ impl Player for RolloutMctsPlayer {
                 pv,
                 nodes: Some(nodes[0].visits as u64),
                 depth: None,
+                batch_fill: None,
             },
         })
     }

@@ -4,10 +4,19 @@
 //! random[:seed=N]
 //! greedy[:seed=N]
 //! alphabeta[:depth=D][:ms=MS][:tt=MB]        depth mode, time mode, or both (first limit wins)
-//! mcts[:sims=N][:c=C][:seed=N]               UCT with random rollouts, no network
-//! net:PATH[:sims=N][:cpuct=C][:device=D][:seed=N]   sims=0 plays the raw policy
+//! mcts[:sims=N][:ms=MS][:c=C][:seed=N]       UCT with random rollouts, no network
+//! net:PATH[:sims=N][:ms=MS][:KEY=VALUE...][:device=D][:seed=N]   sims=0 plays the raw policy
 //! ext:"COMMAND LINE"[:name=NAME][:sims=N][:depth=D][:ms=MS]   an engine speaking `bao engine`'s protocol
 //! ```
+//!
+//! `ms=MS` is a thinking time per move, on the thread's CPU clock unless the caller asks for
+//! wall time (see [`crate::search::clock`]); with both a count and a time, the first limit
+//! reached ends the search. A `net:` player's other `KEY=VALUE` options are search settings
+//! (any key of the `[search]` config section: `c_puct=2.5`, `algorithm=gumbel`,
+//! `leaves_per_step=16`, ...; `cpuct` is kept as another name for `c_puct`), checked exactly as
+//! a config is, and applied over the settings the checkpoint was trained with. So a search
+//! experiment is a list of specs that differ in one option. `device=cuda:N` names a GPU (the
+//! `:N` stays with the device).
 //!
 //! Options are `key=value` segments after `:`; a spec's [`Display`](std::fmt::Display) is its
 //! canonical text (options in a fixed order), which is also the player's name in tables.
@@ -15,6 +24,9 @@
 use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
+
+use crate::neuralnet::DeviceChoice;
+use crate::search::SearchParams;
 
 /// Why a spec was refused; the message names the part that is wrong.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -55,6 +67,8 @@ impl AlphaBetaParams {
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct RolloutParams {
     pub sims: Option<u32>,
+    /// Thinking time per move, in milliseconds.
+    pub ms: Option<u64>,
     pub c: Option<f32>,
     pub seed: Option<u64>,
 }
@@ -63,8 +77,13 @@ impl RolloutParams {
     pub const DEFAULT_SIMS: u32 = 1000;
     /// OpenSpiel's default UCT constant.
     pub const DEFAULT_C: f32 = 2.0;
+    /// Simulations a move: the spec's, else the default unless a time limits the search.
     pub fn sims(&self) -> u32 {
-        self.sims.unwrap_or(Self::DEFAULT_SIMS)
+        self.sims.unwrap_or(if self.ms.is_some() {
+            u32::MAX
+        } else {
+            Self::DEFAULT_SIMS
+        })
     }
     pub fn c(&self) -> f32 {
         self.c.unwrap_or(Self::DEFAULT_C)
@@ -76,16 +95,26 @@ impl RolloutParams {
 pub struct NetParams {
     pub path: PathBuf,
     pub sims: Option<u32>,
-    pub cpuct: Option<f32>,
-    /// `cpu`, `cuda`, `cuda:N` or `auto` (checked when the network is loaded).
-    pub device: Option<String>,
+    /// Thinking time per move, in milliseconds.
+    pub ms: Option<u64>,
+    /// Search settings over the checkpoint's own, in the order given (validated at parse).
+    pub search: Vec<(String, String)>,
+    pub device: Option<DeviceChoice>,
     pub seed: Option<u64>,
 }
 
 impl NetParams {
     pub const DEFAULT_SIMS: u32 = 200;
+    /// Most simulations of a timed search without a count of its own: far more than any
+    /// budget affords, and a bound on the tree's memory.
+    pub const MAX_TIMED_SIMS: u32 = 10_000_000;
+    /// Simulations a move: the spec's, else the default unless a time limits the search.
     pub fn sims(&self) -> u32 {
-        self.sims.unwrap_or(Self::DEFAULT_SIMS)
+        self.sims.unwrap_or(if self.ms.is_some() {
+            Self::MAX_TIMED_SIMS
+        } else {
+            Self::DEFAULT_SIMS
+        })
     }
 }
 
@@ -105,7 +134,10 @@ impl FromStr for PlayerSpec {
 
     fn from_str(text: &str) -> Result<PlayerSpec, SpecError> {
         let text = text.trim();
-        let fail = |reason: String| SpecError { spec: text.to_string(), reason };
+        let fail = |reason: String| SpecError {
+            spec: text.to_string(),
+            reason,
+        };
         let (kind, rest) = match text.split_once(':') {
             Some((k, r)) => (k, Some(r)),
             None => (text, None),
@@ -147,9 +179,10 @@ impl FromStr for PlayerSpec {
                 for (k, v) in options(rest, kind, &fail)? {
                     match k {
                         "sims" => p.sims = Some(positive(k, v, &fail)?),
+                        "ms" => p.ms = Some(positive(k, v, &fail)?),
                         "c" => p.c = Some(positive_f32(k, v, &fail)?),
                         "seed" => p.seed = Some(number(k, v, &fail)?),
-                        _ => return Err(unknown(kind, k, "sims, c, seed", &fail)),
+                        _ => return Err(unknown(kind, k, "sims, ms, c, seed", &fail)),
                     }
                 }
                 Ok(PlayerSpec::Mcts(p))
@@ -166,15 +199,36 @@ impl FromStr for PlayerSpec {
                     return Err(fail(format!("`{path}` is not a checkpoint path (net:PATH comes first)")));
                 }
                 let mut p = NetParams { path: PathBuf::from(path), ..NetParams::default() };
-                let opts = segments[cut..].join(":");
-                for (k, v) in options((!opts.is_empty()).then_some(opts.as_str()), kind, &fail)? {
+                // `device=cuda:N`: the `:N` belongs to the device, not a new option.
+                let mut opts: Vec<String> = Vec::new();
+                for seg in &segments[cut..] {
+                    match opts.last_mut() {
+                        Some(last) if last == "device=cuda" && !seg.is_empty() && seg.bytes().all(|b| b.is_ascii_digit()) => {
+                            last.push(':');
+                            last.push_str(seg);
+                        }
+                        _ => opts.push(seg.to_string()),
+                    }
+                }
+                for (k, v) in options_of(opts.iter().map(String::as_str), kind, &fail)? {
                     match k {
                         "sims" => p.sims = Some(number(k, v, &fail)?),
-                        "cpuct" => p.cpuct = Some(positive_f32(k, v, &fail)?),
-                        "device" => p.device = Some(v.to_string()),
+                        "ms" => p.ms = Some(positive(k, v, &fail)?),
+                        "device" => p.device = Some(v.parse().map_err(|e: String| fail(e))?),
                         "seed" => p.seed = Some(number(k, v, &fail)?),
-                        _ => return Err(unknown(kind, k, "sims, cpuct, device, seed", &fail)),
+                        "cpuct" => p.search.push(("c_puct".into(), v.into())),
+                        _ => p.search.push((k.into(), v.into())),
                     }
+                }
+                // Search settings are checked now, as a config's would be, so a typo fails
+                // before any game is played.
+                SearchParams::default()
+                    .with_overrides(p.search.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+                    .map_err(|e| fail(format!("{e:#} (net: options are sims, ms, device, seed and [search] keys)")))?;
+                let mut keys: Vec<&str> = p.search.iter().map(|(k, _)| k.as_str()).collect();
+                keys.sort_unstable();
+                if let Some(w) = keys.windows(2).find(|w| w[0] == w[1]) {
+                    return Err(fail(format!("search option `{}` given twice", w[0])));
                 }
                 Ok(PlayerSpec::Net(p))
             }
@@ -242,14 +296,29 @@ fn options<'a>(
     kind: &str,
     fail: &dyn Fn(String) -> SpecError,
 ) -> Result<Vec<(&'a str, &'a str)>, SpecError> {
-    let Some(rest) = rest else { return Ok(Vec::new()) };
+    match rest {
+        Some(rest) => options_of(rest.split(':'), kind, fail),
+        None => Ok(Vec::new()),
+    }
+}
+
+/// [`options`] over segments already split.
+fn options_of<'a>(
+    segments: impl Iterator<Item = &'a str>,
+    kind: &str,
+    fail: &dyn Fn(String) -> SpecError,
+) -> Result<Vec<(&'a str, &'a str)>, SpecError> {
     let mut seen: Vec<&str> = Vec::new();
-    rest.split(':')
+    segments
         .map(|seg| {
             let (k, v) = seg
                 .split_once('=')
                 .filter(|(k, v)| !k.is_empty() && !v.is_empty())
-                .ok_or_else(|| fail(format!("option `{seg}` of {kind} is not of the form key=value")))?;
+                .ok_or_else(|| {
+                    fail(format!(
+                        "option `{seg}` of {kind} is not of the form key=value"
+                    ))
+                })?;
             if seen.contains(&k) {
                 return Err(fail(format!("option `{k}` given twice")));
             }
@@ -259,8 +328,16 @@ fn options<'a>(
         .collect()
 }
 
-fn number<T: FromStr>(key: &str, value: &str, fail: &dyn Fn(String) -> SpecError) -> Result<T, SpecError> {
-    value.parse().map_err(|_| fail(format!("`{key}={value}`: `{value}` is not a valid non-negative integer")))
+fn number<T: FromStr>(
+    key: &str,
+    value: &str,
+    fail: &dyn Fn(String) -> SpecError,
+) -> Result<T, SpecError> {
+    value.parse().map_err(|_| {
+        fail(format!(
+            "`{key}={value}`: `{value}` is not a valid non-negative integer"
+        ))
+    })
 }
 
 fn positive<T: FromStr + PartialEq + Default>(
@@ -275,7 +352,11 @@ fn positive<T: FromStr + PartialEq + Default>(
     Ok(n)
 }
 
-fn positive_f32(key: &str, value: &str, fail: &dyn Fn(String) -> SpecError) -> Result<f32, SpecError> {
+fn positive_f32(
+    key: &str,
+    value: &str,
+    fail: &dyn Fn(String) -> SpecError,
+) -> Result<f32, SpecError> {
     match value.parse::<f32>() {
         Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
         _ => Err(fail(format!("`{key}={value}`: expected a positive number"))),
@@ -283,12 +364,18 @@ fn positive_f32(key: &str, value: &str, fail: &dyn Fn(String) -> SpecError) -> R
 }
 
 fn unknown(kind: &str, key: &str, known: &str, fail: &dyn Fn(String) -> SpecError) -> SpecError {
-    fail(format!("unknown option `{key}` for {kind} (expected {known})"))
+    fail(format!(
+        "unknown option `{key}` for {kind} (expected {known})"
+    ))
 }
 
 impl fmt::Display for PlayerSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fn opt<T: fmt::Display>(f: &mut fmt::Formatter<'_>, key: &str, v: &Option<T>) -> fmt::Result {
+        fn opt<T: fmt::Display>(
+            f: &mut fmt::Formatter<'_>,
+            key: &str,
+            v: &Option<T>,
+        ) -> fmt::Result {
             match v {
                 Some(v) => write!(f, ":{key}={v}"),
                 None => Ok(()),
@@ -313,13 +400,27 @@ impl fmt::Display for PlayerSpec {
                 opt(f, "tt", &p.tt_mb)
             }
             PlayerSpec::Mcts(p) => {
-                write!(f, "mcts:sims={}", p.sims())?;
+                f.write_str("mcts")?;
+                if p.ms.is_none() {
+                    write!(f, ":sims={}", p.sims())?;
+                } else {
+                    opt(f, "sims", &p.sims)?;
+                }
+                opt(f, "ms", &p.ms)?;
                 opt(f, "c", &p.c)?;
                 opt(f, "seed", &p.seed)
             }
             PlayerSpec::Net(p) => {
-                write!(f, "net:{}:sims={}", p.path.display(), p.sims())?;
-                opt(f, "cpuct", &p.cpuct)?;
+                write!(f, "net:{}", p.path.display())?;
+                if p.ms.is_none() {
+                    write!(f, ":sims={}", p.sims())?;
+                } else {
+                    opt(f, "sims", &p.sims)?;
+                }
+                opt(f, "ms", &p.ms)?;
+                for (k, v) in &p.search {
+                    write!(f, ":{k}={v}")?;
+                }
                 opt(f, "device", &p.device)?;
                 opt(f, "seed", &p.seed)
             }
@@ -341,6 +442,24 @@ impl PlayerSpec {
             PlayerSpec::Ext(ExtParams { name: Some(n), .. }) => n.clone(),
             other => other.to_string(),
         }
+    }
+
+    /// This spec with a thinking time of `ms` per move when it sets no limit of its own
+    /// (`bao eval --movetime`): searching players without `sims`/`depth`/`ms` get `ms=`;
+    /// players that do not search, raw-policy networks (`sims=0`) and specs with a limit stay.
+    pub fn with_default_movetime(&self, ms: u64) -> PlayerSpec {
+        let mut spec = self.clone();
+        match &mut spec {
+            PlayerSpec::Random { .. } | PlayerSpec::Greedy { .. } => {}
+            PlayerSpec::AlphaBeta(p) if p.depth.is_none() && p.ms.is_none() => p.ms = Some(ms),
+            PlayerSpec::Mcts(p) if p.sims.is_none() && p.ms.is_none() => p.ms = Some(ms),
+            PlayerSpec::Net(p) if p.sims.is_none() && p.ms.is_none() => p.ms = Some(ms),
+            PlayerSpec::Ext(p) if p.sims.is_none() && p.depth.is_none() && p.ms.is_none() => {
+                p.ms = Some(ms)
+            }
+            _ => {}
+        }
+        spec
     }
 
     /// Whether this is the Elo anchor (`random`, any seed).
@@ -368,6 +487,9 @@ mod tests {
             "mcts:sims=1000",
             "net:models/kujifunza.safetensors:sims=200",
             "net:models/k.safetensors:sims=0:device=cpu",
+            "net:models/k.safetensors:ms=200:c_puct=2.5:algorithm=gumbel",
+            "net:models/k.safetensors:sims=800:ms=50:leaves_per_step=16:device=cuda:1:seed=3",
+            "mcts:ms=20",
             "ext:\"bao engine greedy\"",
             "ext:\"bao engine alphabeta:depth=2\":name=ab2:ms=100",
         ] {
@@ -376,12 +498,17 @@ mod tests {
         }
         assert_eq!(p("alphabeta").to_string(), "alphabeta:depth=10");
         assert_eq!(p("mcts").to_string(), "mcts:sims=1000");
-        assert_eq!(p("net:x.safetensors").to_string(), "net:x.safetensors:sims=200");
+        assert_eq!(
+            p("net:x.safetensors").to_string(),
+            "net:x.safetensors:sims=200"
+        );
     }
 
     #[test]
     fn net_paths_may_contain_colons() {
-        let PlayerSpec::Net(n) = p("net:C:/models/a.safetensors:sims=5") else { panic!() };
+        let PlayerSpec::Net(n) = p("net:C:/models/a.safetensors:sims=5") else {
+            panic!()
+        };
         assert_eq!(n.path, PathBuf::from("C:/models/a.safetensors"));
         assert_eq!(n.sims, Some(5));
     }
@@ -389,7 +516,11 @@ mod tests {
     #[test]
     fn errors_name_the_bad_part() {
         let err = |s: &str| s.parse::<PlayerSpec>().unwrap_err().to_string();
-        assert!(err("alphabeta:depht=4").contains("unknown option `depht`"), "{}", err("alphabeta:depht=4"));
+        assert!(
+            err("alphabeta:depht=4").contains("unknown option `depht`"),
+            "{}",
+            err("alphabeta:depht=4")
+        );
         assert!(err("alphabeta:depth=x").contains("`depth=x`"));
         assert!(err("alphabeta:depth=0").contains("out of range"));
         assert!(err("mcts:sims=0").contains("at least 1"));
@@ -401,9 +532,58 @@ mod tests {
     }
 
     #[test]
+    fn net_options_cover_time_search_settings_and_gpus() {
+        let PlayerSpec::Net(n) =
+            p("net:m.safetensors:ms=200:cpuct=2.5:algorithm=gumbel:device=cuda:0")
+        else {
+            panic!()
+        };
+        assert_eq!((n.ms, n.sims()), (Some(200), NetParams::MAX_TIMED_SIMS));
+        assert_eq!(
+            n.search,
+            vec![
+                ("c_puct".into(), "2.5".into()),
+                ("algorithm".into(), "gumbel".into())
+            ]
+        );
+        assert_eq!(n.device, Some(DeviceChoice::CudaIndex(0)));
+        let err = |s: &str| s.parse::<PlayerSpec>().unwrap_err().to_string();
+        assert!(
+            err("net:m.safetensors:c_puct=nan").contains("c_puct"),
+            "{}",
+            err("net:m.safetensors:c_puct=nan")
+        );
+        assert!(err("net:m.safetensors:c_puct=-1").contains("c_puct"));
+        assert!(err("net:m.safetensors:leaves_per_step=0").contains("leaves_per_step"));
+        assert!(err("net:m.safetensors:c_pucr=1").contains("unknown search parameter `c_pucr`"));
+        assert!(err("net:m.safetensors:cpuct=1:c_puct=2").contains("twice"));
+        assert!(err("net:m.safetensors:device=cuda:x").contains("device"));
+        assert!(err("net:m.safetensors:device=tpu").contains("unknown device `tpu`"));
+    }
+
+    #[test]
+    fn default_movetime_applies_only_without_a_limit() {
+        let t = |s: &str| p(s).with_default_movetime(50).to_string();
+        assert_eq!(t("alphabeta"), "alphabeta:ms=50");
+        assert_eq!(t("alphabeta:depth=4"), "alphabeta:depth=4");
+        assert_eq!(t("mcts"), "mcts:ms=50");
+        assert_eq!(t("net:m.safetensors"), "net:m.safetensors:ms=50");
+        assert_eq!(t("net:m.safetensors:sims=0"), "net:m.safetensors:sims=0");
+        assert_eq!(t("net:m.safetensors:ms=10"), "net:m.safetensors:ms=10");
+        assert_eq!(t("random"), "random");
+        assert_eq!(t("ext:\"x\""), "ext:\"x\":ms=50");
+    }
+
+    #[test]
     fn lists_split_outside_quotes_only() {
         let list = parse_list("random,ext:\"prog --a,b\",greedy").unwrap();
         assert_eq!(list.len(), 3);
-        assert_eq!(list[1], PlayerSpec::Ext(ExtParams { command: "prog --a,b".into(), ..Default::default() }));
+        assert_eq!(
+            list[1],
+            PlayerSpec::Ext(ExtParams {
+                command: "prog --a,b".into(),
+                ..Default::default()
+            })
+        );
     }
 }

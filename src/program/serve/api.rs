@@ -30,7 +30,10 @@ pub struct ApiError {
 
 impl ApiError {
     fn new(status: StatusCode, message: impl Into<String>) -> ApiError {
-        ApiError { status, message: message.into() }
+        ApiError {
+            status,
+            message: message.into(),
+        }
     }
     fn bad(message: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::BAD_REQUEST, message)
@@ -42,7 +45,11 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        (self.status, Json(serde_json::json!({ "error": self.message }))).into_response()
+        (
+            self.status,
+            Json(serde_json::json!({ "error": self.message })),
+        )
+            .into_response()
     }
 }
 
@@ -72,7 +79,11 @@ type Shared = State<Arc<Server>>;
 
 /// Parses a JSON body; an empty body is `{}` (every field optional there).
 fn body<T: DeserializeOwned>(bytes: &Bytes) -> ApiResult<T> {
-    let text: &[u8] = if bytes.iter().all(u8::is_ascii_whitespace) { b"{}" } else { bytes };
+    let text: &[u8] = if bytes.iter().all(u8::is_ascii_whitespace) {
+        b"{}"
+    } else {
+        bytes
+    };
     serde_json::from_slice(text).map_err(|e| ApiError::bad(format!("bad JSON body: {e}")))
 }
 
@@ -90,9 +101,17 @@ pub fn router(server: Arc<Server>) -> Router {
         .route("/api/games/{id}/undo", post(undo))
         .route("/api/games/{id}/steps/{ply}", get(steps))
         .route("/api/games/{id}/record", get(record))
-        .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "no such page or API route (see README: the JSON API)") })
+        .fallback(|| async {
+            ApiError::new(
+                StatusCode::NOT_FOUND,
+                "no such page or API route (see README: the JSON API)",
+            )
+        })
         .method_not_allowed_fallback(|| async {
-            ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "this route does not take that method (see README: the JSON API)")
+            ApiError::new(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "this route does not take that method (see README: the JSON API)",
+            )
         })
         .layer(axum::extract::DefaultBodyLimit::max(64 * 1024))
         .with_state(server)
@@ -100,8 +119,15 @@ pub fn router(server: Arc<Server>) -> Router {
 
 /// `GET /api/info`: variants, the engines offered for each, and the server's limits.
 async fn info(State(s): Shared) -> Json<serde_json::Value> {
-    let offered: serde_json::Map<String, serde_json::Value> =
-        Variant::ALL.iter().map(|v| (v.name().to_string(), serde_json::json!(s.engines.offered(*v)))).collect();
+    let offered: serde_json::Map<String, serde_json::Value> = Variant::ALL
+        .iter()
+        .map(|v| {
+            (
+                v.name().to_string(),
+                serde_json::json!(s.engines.offered(*v)),
+            )
+        })
+        .collect();
     Json(serde_json::json!({
         "variants": Variant::ALL.iter().map(|v| v.name()).collect::<Vec<_>>(),
         "engines": offered,
@@ -135,7 +161,10 @@ async fn new_game(State(s): Shared, bytes: Bytes) -> ApiResult<Response> {
         Some(state) => {
             let p = Position::from_state_json(state).map_err(|e| ApiError::bad(e.to_string()))?;
             if p.variant() != variant {
-                return Err(ApiError::bad(format!("start is a {} state but the game is {variant}", p.variant())));
+                return Err(ApiError::bad(format!(
+                    "start is a {} state but the game is {variant}",
+                    p.variant()
+                )));
             }
             p
         }
@@ -145,20 +174,31 @@ async fn new_game(State(s): Shared, bytes: Bytes) -> ApiResult<Response> {
         requested => {
             let name = match requested {
                 Some(n) => n.to_string(),
-                None => s.engines.offered(variant).into_iter().next().ok_or_else(|| {
-                    ApiError::bad(format!("no engine is offered for {variant}; ask for \"opponent\": \"human\""))
-                })?,
+                None => s
+                    .engines
+                    .offered(variant)
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| {
+                        ApiError::bad(format!(
+                            "no engine is offered for {variant}; ask for \"opponent\": \"human\""
+                        ))
+                    })?,
             };
             s.engines.check(variant, &name)?;
             let side = match req.engine_side.as_deref() {
                 None => Side::North,
-                Some(t) => Side::from_letter(t).ok_or_else(|| ApiError::bad(format!("engine_side must be \"S\" or \"N\", not {t:?}")))?,
+                Some(t) => Side::from_letter(t).ok_or_else(|| {
+                    ApiError::bad(format!("engine_side must be \"S\" or \"N\", not {t:?}"))
+                })?,
             };
             Opponent::Engine { name, side }
         }
     };
     if opponent == Opponent::Humans && req.engine_side.is_some() {
-        return Err(ApiError::bad("engine_side given for a game between two people"));
+        return Err(ApiError::bad(
+            "engine_side given for a game between two people",
+        ));
     }
     let (id, game) = s.games.insert(LiveGame::new(Game::new(start), opponent))?;
     let view = game_view(&id, &lock(&game));
@@ -182,7 +222,12 @@ async fn close(State(s): Shared, Path(id): Path<String>) -> ApiResult<StatusCode
 async fn moves(State(s): Shared, Path(id): Path<String>) -> ApiResult<Response> {
     let game = s.games.get(&id)?;
     let g = lock(&game);
-    let legal = g.game.current().filter(|_| g.game.outcome().is_none()).map(|p| legal_views(&p)).unwrap_or_default();
+    let legal = g
+        .game
+        .current()
+        .filter(|_| g.game.outcome().is_none())
+        .map(|p| legal_views(&p))
+        .unwrap_or_default();
     Ok(Json(legal).into_response())
 }
 
@@ -199,13 +244,21 @@ async fn play(State(s): Shared, Path(id): Path<String>, bytes: Bytes) -> ApiResu
     let req: PlayMove = body(&bytes)?;
     let game = s.games.get(&id)?;
     let mut g = lock(&game);
-    let pos = g.game.current().filter(|_| g.game.outcome().is_none()).ok_or_else(|| ApiError::conflict("the game is over"))?;
+    let pos = g
+        .game
+        .current()
+        .filter(|_| g.game.outcome().is_none())
+        .ok_or_else(|| ApiError::conflict("the game is over"))?;
     if let Opponent::Engine { side, .. } = &g.opponent {
         if pos.to_move() == *side {
-            return Err(ApiError::conflict(format!("it is the engine's turn ({side}); ask it with POST .../engine")));
+            return Err(ApiError::conflict(format!(
+                "it is the engine's turn ({side}); ask it with POST .../engine"
+            )));
         }
     }
-    let lm = pos.parse_move(&req.mv).map_err(|e| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string()))?;
+    let lm = pos
+        .parse_move(&req.mv)
+        .map_err(|e| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string()))?;
     g.push(lm, None);
     Ok(Json(game_view(&id, &g)).into_response())
 }
@@ -226,13 +279,22 @@ async fn engine(State(s): Shared, Path(id): Path<String>, bytes: Bytes) -> ApiRe
     let game = s.games.get(&id)?;
     let (pos, version, name) = {
         let g = lock(&game);
-        let pos = g.game.current().filter(|_| g.game.outcome().is_none()).ok_or_else(|| ApiError::conflict("the game is over"))?;
+        let pos = g
+            .game
+            .current()
+            .filter(|_| g.game.outcome().is_none())
+            .ok_or_else(|| ApiError::conflict("the game is over"))?;
         let name = match (&req.engine, &g.opponent) {
             (Some(n), _) => n.clone(),
             (None, Opponent::Engine { name, .. }) => name.clone(),
-            (None, Opponent::Humans) => s.engines.offered(pos.variant()).into_iter().next().ok_or_else(|| {
-                ApiError::bad(format!("no engine is offered for {}", pos.variant()))
-            })?,
+            (None, Opponent::Humans) => s
+                .engines
+                .offered(pos.variant())
+                .into_iter()
+                .next()
+                .ok_or_else(|| {
+                    ApiError::bad(format!("no engine is offered for {}", pos.variant()))
+                })?,
         };
         (pos, g.version, name)
     };
@@ -247,7 +309,9 @@ async fn engine(State(s): Shared, Path(id): Path<String>, bytes: Bytes) -> ApiRe
     let mut g = lock(&game);
     if req.play.unwrap_or(true) {
         if g.version != version {
-            return Err(ApiError::conflict("the game changed while the engine was thinking; ask again"));
+            return Err(ApiError::conflict(
+                "the game changed while the engine was thinking; ask again",
+            ));
         }
         g.push(chosen.mv, Some(note.clone()));
     }
@@ -278,9 +342,22 @@ async fn steps(State(s): Shared, Path((id, ply)): Path<(String, String)>) -> Api
         .parse::<usize>()
         .ok()
         .filter(|p| (1..=n).contains(p))
-        .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, format!("no ply `{}`: this game has plies 1..={n}", ply.chars().take(20).collect::<String>())))?;
-    let (before, steps, mover) = step_view_of(&g, i - 1).ok_or_else(|| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "cannot trace that move"))?;
-    Ok(Json(serde_json::json!({ "ply": i, "by": mover.letter(), "before": before, "steps": steps })).into_response())
+        .ok_or_else(|| {
+            ApiError::new(
+                StatusCode::NOT_FOUND,
+                format!(
+                    "no ply `{}`: this game has plies 1..={n}",
+                    ply.chars().take(20).collect::<String>()
+                ),
+            )
+        })?;
+    let (before, steps, mover) = step_view_of(&g, i - 1).ok_or_else(|| {
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "cannot trace that move")
+    })?;
+    Ok(Json(
+        serde_json::json!({ "ply": i, "by": mover.letter(), "before": before, "steps": steps }),
+    )
+    .into_response())
 }
 
 /// `GET /api/games/{id}/record`: the game record, the same JSON `bao play` saves.
@@ -288,7 +365,19 @@ async fn record(State(s): Shared, Path(id): Path<String>) -> ApiResult<Response>
     let game = s.games.get(&id)?;
     let g = lock(&game);
     let record = g.game.record(g.player_names().to_vec());
-    let text = serde_json::to_string_pretty(&record).map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
-    let file = format!("attachment; filename=\"bao-{}-{}.json\"", record.variant, &id[..8.min(id.len())]);
-    Ok(([(header::CONTENT_TYPE, "application/json".to_string()), (header::CONTENT_DISPOSITION, file)], text).into_response())
+    let text = serde_json::to_string_pretty(&record)
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    let file = format!(
+        "attachment; filename=\"bao-{}-{}.json\"",
+        record.variant,
+        &id[..8.min(id.len())]
+    );
+    Ok((
+        [
+            (header::CONTENT_TYPE, "application/json".to_string()),
+            (header::CONTENT_DISPOSITION, file),
+        ],
+        text,
+    )
+        .into_response())
 }

@@ -21,7 +21,11 @@ const GRACE: Duration = Duration::from_millis(1500);
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
     #[error("no engine `{name}` for {variant}; offered: {offered}")]
-    Unknown { name: String, variant: Variant, offered: String },
+    Unknown {
+        name: String,
+        variant: Variant,
+        offered: String,
+    },
     #[error("the engine did not answer within {0} ms (engines busy, or its spec asks for more work than --engine-ms allows)")]
     TimedOut(u128),
     #[error("the engine failed: {0:#}")]
@@ -48,7 +52,11 @@ pub struct Engines {
 impl Engines {
     /// Builds one instance of every spec for every variant it can play (a network plays only
     /// the variant it was trained for). Fails when a spec plays neither variant, naming why.
-    pub fn build(specs: &[PlayerSpec], engine_time: Duration, threads: usize) -> anyhow::Result<Engines> {
+    pub fn build(
+        specs: &[PlayerSpec],
+        engine_time: Duration,
+        threads: usize,
+    ) -> anyhow::Result<Engines> {
         let mut pools = Vec::new();
         for spec in specs {
             let mut errors = Vec::new();
@@ -58,8 +66,13 @@ impl Engines {
                         // A network's first search pays libtorch's start-up; pay it here,
                         // not in the first request's time.
                         if matches!(spec, PlayerSpec::Net(_)) {
-                            let warm = Limits { sims: Some(1), ..Limits::default() };
-                            player.choose(&Position::start(variant), &warm).with_context(|| format!("warming up `{spec}`"))?;
+                            let warm = Limits {
+                                sims: Some(1),
+                                ..Limits::default()
+                            };
+                            player
+                                .choose(&Position::start(variant), &warm)
+                                .with_context(|| format!("warming up `{spec}`"))?;
                         }
                         pools.push(Arc::new(Pool {
                             variant,
@@ -72,17 +85,29 @@ impl Engines {
                     Err(e) => errors.push(format!("{variant}: {e:#}")),
                 }
             }
-            anyhow::ensure!(errors.len() < Variant::ALL.len(), "opponent `{spec}` plays no variant: {}", errors.join("; "));
+            anyhow::ensure!(
+                errors.len() < Variant::ALL.len(),
+                "opponent `{spec}` plays no variant: {}",
+                errors.join("; ")
+            );
             for e in errors {
                 tracing::info!("opponent `{spec}` not offered for {e}");
             }
         }
-        Ok(Engines { pools, thinking: Arc::new(Semaphore::new(threads.max(1))), engine_time })
+        Ok(Engines {
+            pools,
+            thinking: Arc::new(Semaphore::new(threads.max(1))),
+            engine_time,
+        })
     }
 
     /// The engine names offered for a variant, in the operator's order (the first is the default).
     pub fn offered(&self, variant: Variant) -> Vec<String> {
-        self.pools.iter().filter(|p| p.variant == variant).map(|p| p.name.clone()).collect()
+        self.pools
+            .iter()
+            .filter(|p| p.variant == variant)
+            .map(|p| p.name.clone())
+            .collect()
     }
 
     pub fn engine_time(&self) -> Duration {
@@ -90,11 +115,15 @@ impl Engines {
     }
 
     fn pool(&self, variant: Variant, name: &str) -> Result<Arc<Pool>, EngineError> {
-        self.pools.iter().find(|p| p.variant == variant && p.name == name).cloned().ok_or_else(|| EngineError::Unknown {
-            name: name.chars().take(200).collect(),
-            variant,
-            offered: self.offered(variant).join(", "),
-        })
+        self.pools
+            .iter()
+            .find(|p| p.variant == variant && p.name == name)
+            .cloned()
+            .ok_or_else(|| EngineError::Unknown {
+                name: name.chars().take(200).collect(),
+                variant,
+                offered: self.offered(variant).join(", "),
+            })
     }
 
     /// Checks that `name` is offered for `variant`.
@@ -105,15 +134,27 @@ impl Engines {
     /// Asks engine `name` for a move of `pos`, waiting at most the engine time (plus a little
     /// to return). A search that overruns keeps its thinking permit until it ends, so the cap
     /// on concurrent thinking holds even then.
-    pub async fn choose(&self, variant: Variant, name: &str, pos: Position) -> Result<ChosenMove, EngineError> {
+    pub async fn choose(
+        &self,
+        variant: Variant,
+        name: &str,
+        pos: Position,
+    ) -> Result<ChosenMove, EngineError> {
         let pool = self.pool(variant, name)?;
         let budget = self.engine_time + GRACE;
         let thinking = self.thinking.clone();
         let work = async move {
-            let permit = thinking.acquire_owned().await.map_err(|e| EngineError::Failed(e.into()))?;
+            let permit = thinking
+                .acquire_owned()
+                .await
+                .map_err(|e| EngineError::Failed(e.into()))?;
             let task = tokio::task::spawn_blocking(move || {
                 let _permit = permit;
-                let taken = pool.idle.lock().unwrap_or_else(PoisonError::into_inner).pop();
+                let taken = pool
+                    .idle
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .pop();
                 let mut player = match taken {
                     Some(p) => p,
                     None => players::build(&pool.spec, pool.variant, rand::random())
@@ -122,33 +163,49 @@ impl Engines {
                 let chosen = player.choose(&pos, &pool.limits);
                 // A player that failed may be broken (a dead external engine): drop it.
                 if chosen.is_ok() {
-                    pool.idle.lock().unwrap_or_else(PoisonError::into_inner).push(player);
+                    pool.idle
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .push(player);
                 }
                 chosen
             });
             match task.await {
                 Ok(result) => result.map_err(EngineError::Failed),
-                Err(join) => Err(EngineError::Failed(anyhow::anyhow!("engine task ended abnormally: {join}"))),
+                Err(join) => Err(EngineError::Failed(anyhow::anyhow!(
+                    "engine task ended abnormally: {join}"
+                ))),
             }
         };
-        tokio::time::timeout(budget, work).await.unwrap_or(Err(EngineError::TimedOut(self.engine_time.as_millis())))
+        tokio::time::timeout(budget, work)
+            .await
+            .unwrap_or(Err(EngineError::TimedOut(self.engine_time.as_millis())))
     }
 }
 
 /// The per-move limits of a spec under the server's engine time: the spec's own limits where
-/// they are smaller, the engine time as a time limit wherever the player honours one.
+/// they are smaller, the engine time as a time limit wherever the player honours one (a search
+/// given a count and no time keeps its count, bounded by the engine time).
 fn limits_for(spec: &PlayerSpec, engine_time: Duration) -> Limits {
-    let cap = |ms: Option<u64>| Some(ms.map_or(engine_time, |m| Duration::from_millis(m).min(engine_time)));
+    let cap = |ms: Option<u64>| {
+        Some(ms.map_or(engine_time, |m| Duration::from_millis(m).min(engine_time)))
+    };
+    let timed = |sims, depth, ms| Limits {
+        sims,
+        depth,
+        movetime: cap(ms),
+        ..Limits::default()
+    };
     match spec {
         PlayerSpec::Random { .. } | PlayerSpec::Greedy { .. } => Limits::default(),
-        PlayerSpec::AlphaBeta(p) => Limits {
-            depth: p.depth.or(p.ms.is_none().then_some(AlphaBetaParams::DEFAULT_DEPTH)),
-            movetime: cap(p.ms),
-            sims: None,
-        },
-        PlayerSpec::Mcts(p) => Limits { sims: Some(p.sims()), movetime: cap(None), depth: None },
-        // The network search counts simulations only; the request timeout bounds it.
-        PlayerSpec::Net(p) => Limits { sims: Some(p.sims()), ..Limits::default() },
-        PlayerSpec::Ext(p) => Limits { sims: p.sims, depth: p.depth, movetime: cap(p.ms) },
+        PlayerSpec::AlphaBeta(p) => timed(
+            p.depth
+                .or(p.ms.is_none().then_some(AlphaBetaParams::DEFAULT_DEPTH)),
+            None,
+            p.ms,
+        ),
+        PlayerSpec::Mcts(p) => timed(p.sims.or(p.ms.is_none().then(|| p.sims())), None, p.ms),
+        PlayerSpec::Net(p) => timed(p.sims.or(p.ms.is_none().then(|| p.sims())), None, p.ms),
+        PlayerSpec::Ext(p) => timed(p.sims, p.depth, p.ms),
     }
 }

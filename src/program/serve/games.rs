@@ -45,7 +45,13 @@ pub struct LiveGame {
 
 impl LiveGame {
     pub fn new(game: Game, opponent: Opponent) -> LiveGame {
-        LiveGame { game, opponent, notes: Vec::new(), version: 0, touched: Instant::now() }
+        LiveGame {
+            game,
+            opponent,
+            notes: Vec::new(),
+            version: 0,
+            touched: Instant::now(),
+        }
     }
 
     pub fn push(&mut self, lm: LegalMove, note: Option<EngineNote>) {
@@ -81,8 +87,14 @@ impl LiveGame {
     pub fn player_names(&self) -> [String; 2] {
         match &self.opponent {
             Opponent::Humans => ["human".into(), "human".into()],
-            Opponent::Engine { name, side: Side::South } => [name.clone(), "human".into()],
-            Opponent::Engine { name, side: Side::North } => ["human".into(), name.clone()],
+            Opponent::Engine {
+                name,
+                side: Side::South,
+            } => [name.clone(), "human".into()],
+            Opponent::Engine {
+                name,
+                side: Side::North,
+            } => ["human".into(), name.clone()],
         }
     }
 }
@@ -106,7 +118,11 @@ pub struct Games {
 
 impl Games {
     pub fn new(max: usize, idle: Duration) -> Games {
-        Games { map: Mutex::new(HashMap::new()), max: max.max(1), idle }
+        Games {
+            map: Mutex::new(HashMap::new()),
+            max: max.max(1),
+            idle,
+        }
     }
 
     pub fn max(&self) -> usize {
@@ -145,13 +161,19 @@ impl Games {
 
     /// The game with this id, marked as used now.
     pub fn get(&self, id: &str) -> Result<Arc<Mutex<LiveGame>>, GamesError> {
-        let game = lock(&self.map).get(id).cloned().ok_or_else(|| GamesError::Unknown(id.chars().take(64).collect()))?;
+        let game = lock(&self.map)
+            .get(id)
+            .cloned()
+            .ok_or_else(|| GamesError::Unknown(id.chars().take(64).collect()))?;
         lock(&game).touched = Instant::now();
         Ok(game)
     }
 
     pub fn remove(&self, id: &str) -> Result<(), GamesError> {
-        lock(&self.map).remove(id).map(|_| ()).ok_or_else(|| GamesError::Unknown(id.chars().take(64).collect()))
+        lock(&self.map)
+            .remove(id)
+            .map(|_| ())
+            .ok_or_else(|| GamesError::Unknown(id.chars().take(64).collect()))
     }
 }
 

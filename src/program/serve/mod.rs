@@ -44,13 +44,21 @@ pub struct Server {
 impl Server {
     /// Builds the engines (a spec that plays no variant is an error here, not at the page).
     pub fn new(config: &ServeConfig) -> anyhow::Result<Arc<Server>> {
-        let engines = engines::Engines::build(&config.opponents, config.engine_time, config.engine_threads)?;
-        Ok(Arc::new(Server { games: games::Games::new(config.max_games, config.idle), engines }))
+        let engines =
+            engines::Engines::build(&config.opponents, config.engine_time, config.engine_threads)?;
+        Ok(Arc::new(Server {
+            games: games::Games::new(config.max_games, config.idle),
+            engines,
+        }))
     }
 }
 
 /// Serves until the process ends. `on_listening` gets the bound address (port 0 picks one).
-pub fn run(addr: SocketAddr, config: &ServeConfig, on_listening: impl FnOnce(SocketAddr)) -> anyhow::Result<()> {
+pub fn run(
+    addr: SocketAddr,
+    config: &ServeConfig,
+    on_listening: impl FnOnce(SocketAddr),
+) -> anyhow::Result<()> {
     let server = Server::new(config)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -58,7 +66,9 @@ pub fn run(addr: SocketAddr, config: &ServeConfig, on_listening: impl FnOnce(Soc
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr}"))?;
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("cannot listen on {addr}"))?;
         on_listening(listener.local_addr()?);
         axum::serve(listener, api::router(server))
             .with_graceful_shutdown(async {

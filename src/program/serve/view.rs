@@ -35,12 +35,25 @@ impl BoardView {
             hand: b.hand[s.index()],
             nyumba: b.nyumba[s.index()],
         };
-        BoardView { south: side(Side::South), north: side(Side::North), carried: b.carried }
+        BoardView {
+            south: side(Side::South),
+            north: side(Side::North),
+            carried: b.carried,
+        }
     }
 
     pub fn of_position(p: &Position) -> BoardView {
-        let side = |s: Side| SideView { front: p.front(s), back: p.back(s), hand: p.hand(s), nyumba: p.nyumba_owned(s) };
-        BoardView { south: side(Side::South), north: side(Side::North), carried: 0 }
+        let side = |s: Side| SideView {
+            front: p.front(s),
+            back: p.back(s),
+            hand: p.hand(s),
+            nyumba: p.nyumba_owned(s),
+        };
+        BoardView {
+            south: side(Side::South),
+            north: side(Side::North),
+            carried: 0,
+        }
     }
 }
 
@@ -80,7 +93,11 @@ pub fn legal_views(pos: &Position) -> Vec<LegalView> {
             let notation = lm.notation(me);
             LegalView {
                 hole: lm.mv.hole.name(me),
-                way: if notation.as_bytes()[2] == b'R' { "R" } else { "L" },
+                way: if notation.as_bytes()[2] == b'R' {
+                    "R"
+                } else {
+                    "L"
+                },
                 safari: lm.mv.safari,
                 kind: kind_name(lm.kind),
                 captures: lm.captured,
@@ -113,14 +130,30 @@ pub fn step_views(trace: &MoveTrace) -> Vec<StepView> {
         .map(|s| {
             let (kind, sown, from) = match s.step {
                 Step::HandSeed { hole } => ("hand", vec![hole.name(me)], None),
-                Step::Lap { lifted, seeds, dir, first, .. } => {
-                    ("lap", lap_holes(first, dir, seeds).map(|h| h.name(me)).collect(), lifted.map(|h| h.name(me)))
+                Step::Lap {
+                    lifted,
+                    seeds,
+                    dir,
+                    first,
+                    ..
+                } => (
+                    "lap",
+                    lap_holes(first, dir, seeds).map(|h| h.name(me)).collect(),
+                    lifted.map(|h| h.name(me)),
+                ),
+                Step::Capture { target, .. } => {
+                    ("capture", Vec::new(), Some(target.name(me.opponent())))
                 }
-                Step::Capture { target, .. } => ("capture", Vec::new(), Some(target.name(me.opponent()))),
                 Step::Safari => ("safari", Vec::new(), None),
                 Step::End(_) => ("end", Vec::new(), None),
             };
-            StepView { kind, text: s.step.describe(me), sown, from, board: BoardView::of_board(&s.board) }
+            StepView {
+                kind,
+                text: s.step.describe(me),
+                sown,
+                from,
+                board: BoardView::of_board(&s.board),
+            }
         })
         .collect()
 }
@@ -205,16 +238,22 @@ pub fn game_view(id: &str, live: &LiveGame) -> GameView {
         .moves()
         .iter()
         .enumerate()
-        .map(|(i, lm)| PlyView { ply: i + 1, by: game.mover(i).letter(), notation: lm.notation(game.mover(i)) })
+        .map(|(i, lm)| PlyView {
+            ply: i + 1,
+            by: game.mover(i).letter(),
+            notation: lm.notation(game.mover(i)),
+        })
         .collect();
-    let last = game.moves().len().checked_sub(1).and_then(|i| step_view_of(live, i).map(|(before, steps, _)| LastView {
-        ply: i + 1,
-        before,
-        by: game.mover(i).letter(),
-        notation: moves[i].notation.clone(),
-        steps,
-        engine: live.notes.get(i).cloned().flatten(),
-    }));
+    let last = game.moves().len().checked_sub(1).and_then(|i| {
+        step_view_of(live, i).map(|(before, steps, _)| LastView {
+            ply: i + 1,
+            before,
+            by: game.mover(i).letter(),
+            notation: moves[i].notation.clone(),
+            steps,
+            engine: live.notes.get(i).cloned().flatten(),
+        })
+    });
     let board = match (current, last.as_ref().and_then(|l| l.steps.last())) {
         (None, Some(step)) => step.board.clone(),
         _ => BoardView::of_position(&game.shown()),
@@ -229,14 +268,25 @@ pub fn game_view(id: &str, live: &LiveGame) -> GameView {
         variant: game.shown().variant(),
         position: current.map(|p| p.to_state_json()),
         board,
-        to_move: current.filter(|_| over.is_none()).map(|p| p.to_move().letter()),
+        to_move: current
+            .filter(|_| over.is_none())
+            .map(|p| p.to_move().letter()),
         takasia: current.and_then(|p| p.takasia().map(|h| h.name(p.to_move()))),
-        over: over.map(|o| OverView { winner: o.winner.letter(), reason: o.reason.name() }),
-        players: PlayersView { south: names[0].clone(), north: names[1].clone() },
+        over: over.map(|o| OverView {
+            winner: o.winner.letter(),
+            reason: o.reason.name(),
+        }),
+        players: PlayersView {
+            south: names[0].clone(),
+            north: names[1].clone(),
+        },
         engine,
         engine_side,
         moves,
-        legal: current.filter(|_| over.is_none()).map(|p| legal_views(&p)).unwrap_or_default(),
+        legal: current
+            .filter(|_| over.is_none())
+            .map(|p| legal_views(&p))
+            .unwrap_or_default(),
         last,
         version: live.version,
     }
@@ -247,5 +297,9 @@ pub fn step_view_of(live: &LiveGame, i: usize) -> Option<(BoardView, Vec<StepVie
     let game = &live.game;
     let (pos, lm) = (game.positions().get(i)?, game.moves().get(i)?);
     let trace = pos.trace(lm.mv).ok()?;
-    Some((BoardView::of_board(&trace.before), step_views(&trace), trace.mover))
+    Some((
+        BoardView::of_board(&trace.before),
+        step_views(&trace),
+        trace.mover,
+    ))
 }
