@@ -457,8 +457,12 @@ fn cached_network_evaluator_returns_the_uncached_values() {
     let mut positions: Vec<Position> = (0..12).map(|i| random_position(&mut rng, i)).collect();
     positions.extend_from_slice(&positions.clone()[..4]); // repeats inside one batch
     let b = real_batch(positions);
-    let expected = evaluate(&mut NetEvaluator::new(tiny(Variant::Kiswahili, 12)), &b);
-    let mut cached = CachedEvaluator::new(NetEvaluator::new(tiny(Variant::Kiswahili, 12)), 64);
+    // One network, duplicated: `tiny` reseeds torch's global generator, which tests running in
+    // parallel share, so two `tiny` calls need not give the same weights.
+    let net = tiny(Variant::Kiswahili, 12);
+    let copy = net.duplicate(Device::Cpu).unwrap();
+    let expected = evaluate(&mut NetEvaluator::new(net), &b);
+    let mut cached = CachedEvaluator::new(NetEvaluator::new(copy), 64);
     for round in 0..3 {
         let (p, v) = evaluate(&mut cached, &b);
         let close = |a: &[f32], b: &[f32]| a.iter().zip(b).all(|(x, y)| (x - y).abs() <= 1e-6);

@@ -243,6 +243,15 @@ fn values_flip_sign_between_plies() {
         if after.legal_moves().is_empty() {
             continue;
         }
+        if after
+            .legal_moves()
+            .iter()
+            .any(|lm| matches!(lm.after, After::Won(_)))
+        {
+            // The reply wins at once: proven at expansion, no evaluation, exact value.
+            assert_eq!(child.q, Some(-1.0), "a child whose reply wins is lost");
+            continue;
+        }
         let v_root = material_of(&pos);
         let v_child = material_of(&after);
         // The child's value is stored for the root's side to move: the negated leaf value.

@@ -8,6 +8,7 @@ use crate::game::Variant;
 use crate::program::players::spec::parse_list;
 use crate::program::sprt::Sprt;
 use crate::program::tournament::{self, Format, TournamentConfig};
+use crate::search::ClockKind;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -37,18 +38,34 @@ pub struct Args {
     /// Stop a two-player match early by an SPRT of elo0 against elo1, e.g. `0,50`.
     #[arg(long)]
     pub sprt: Option<String>,
+    /// Thinking time per move, in milliseconds, for every searching player whose spec sets no
+    /// limit of its own (`sims=`, `depth=` or `ms=`): the way to compare players at equal time.
+    #[arg(long, value_name = "MS")]
+    pub movetime: Option<u64>,
+    /// The clock time budgets are measured on: `cpu` (the searching thread's CPU time, so
+    /// games played in parallel or a busy machine do not bias one side) or `wall`.
+    #[arg(long, default_value_t = ClockKind::Cpu)]
+    pub clock: ClockKind,
     /// Folder for `results.json` and `elo.svg`.
     #[arg(long, default_value = "eval-results")]
     pub out: PathBuf,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let players = parse_list(&args.players)?;
+    let mut players = parse_list(&args.players)?;
+    if let Some(ms) = args.movetime {
+        anyhow::ensure!(ms >= 1, "--movetime must be at least 1 ms");
+        players = players
+            .iter()
+            .map(|p| p.with_default_movetime(ms))
+            .collect();
+    }
     let mut config = TournamentConfig::new(args.variant, players, args.games);
     config.format = args.format;
     config.ply_cap = args.ply_cap;
     config.opening_plies = args.opening_plies;
     config.seed = args.seed;
+    config.clock = args.clock;
     if let Some(t) = args.threads {
         anyhow::ensure!(t >= 1, "--threads must be at least 1");
         config.threads = t;

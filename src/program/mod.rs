@@ -4,6 +4,7 @@ pub mod analyze;
 pub mod elo;
 pub mod fleet;
 pub mod game;
+pub mod movecost;
 pub mod players;
 pub mod random_games;
 pub mod selfplay;

@@ -17,9 +17,11 @@ use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
 use super::elo::{self, PairCounts, Z95};
+use super::movecost::{MoveCosts, MoveTimer, PlayerCosts};
 use super::players::{self, Limits, Player, PlayerSpec};
 use super::sprt::{Sprt, SprtDecision};
 use crate::game::{After, Position, Side, Variant};
+use crate::search::ClockKind;
 
 /// Who plays whom.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
@@ -51,6 +53,8 @@ pub struct TournamentConfig {
     pub sprt: Option<Sprt>,
     /// Show a progress bar.
     pub progress: bool,
+    /// The clock time budgets are measured on, and per-move times reported on.
+    pub clock: ClockKind,
 }
 
 impl TournamentConfig {
@@ -73,6 +77,7 @@ impl TournamentConfig {
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             sprt: None,
             progress: false,
+            clock: ClockKind::Cpu,
         }
     }
 
@@ -132,6 +137,9 @@ pub struct GameSummary {
     pub end: GameEnd,
     /// Plies from the start, opening included.
     pub plies: u32,
+    /// What South and North spent on their moves (summed per player in the results).
+    #[serde(skip)]
+    pub costs: [MoveCosts; 2],
 }
 
 impl GameSummary {
@@ -200,6 +208,8 @@ pub struct TournamentResult {
     pub ply_cap: u32,
     pub opening_plies: u32,
     pub seed: u64,
+    /// The clock budgets and the per-move times in `costs` are on.
+    pub clock: ClockKind,
     /// The player fixed at Elo 0.
     pub anchor: String,
     /// Whether the Elo fit needed its virtual-draw prior (a perfect score somewhere).
@@ -210,6 +220,9 @@ pub struct TournamentResult {
     pub south_win_rate: Option<f64>,
     pub sprt: Option<SprtReport>,
     pub elapsed_s: f64,
+    /// Per player (same order as `players`): time, simulations or nodes, depth and batch fill
+    /// per move, so that a match played at unequal cost shows it.
+    pub costs: Vec<PlayerCosts>,
     pub games: Vec<GameSummary>,
 }
 
@@ -315,7 +328,8 @@ pub fn opening(variant: Variant, plies: u32, seed: u64, k: u32) -> (Position, Ve
     unreachable!("the loop only ends by returning")
 }
 
-/// Plays one game from `start` (reached after `start_plies` plies).
+/// Plays one game from `start` (reached after `start_plies` plies), adding each move's cost,
+/// timed on `limits.clock`, to `costs` (South's, North's).
 pub fn play_game(
     south: &mut dyn Player,
     north: &mut dyn Player,
@@ -323,6 +337,7 @@ pub fn play_game(
     start_plies: u32,
     ply_cap: u32,
     limits: &Limits,
+    costs: &mut [MoveCosts; 2],
 ) -> (GameEnd, u32) {
     let mut pos = start;
     let mut plies = start_plies;
@@ -346,8 +361,12 @@ pub fn play_game(
         } else {
             &mut *north
         };
+        let timer = MoveTimer::start(limits.clock, player.thinks_on_this_thread());
         let chosen = match player.choose(&pos, limits) {
-            Ok(c) => c,
+            Ok(c) => {
+                costs[me.index()].record(timer.stop(), &c.analysis);
+                c
+            }
             Err(e) => {
                 return (
                     GameEnd::Forfeit {
@@ -555,13 +574,19 @@ fn run_job(
         (hi[0].as_deref_mut(), lo[north].as_deref_mut())
     };
     let (ps, pn) = (ps.expect("built"), pn.expect("built"));
+    let limits = Limits {
+        clock: config.clock,
+        ..Limits::default()
+    };
+    let mut costs = [MoveCosts::default(), MoveCosts::default()];
     let (end, plies) = play_game(
         ps,
         pn,
         *start,
         moves.len() as u32,
         config.ply_cap,
-        &Limits::default(),
+        &limits,
+        &mut costs,
     );
     if let GameEnd::Forfeit { loser, reason } = &end {
         let who = if *loser == Side::South { south } else { north };
@@ -581,6 +606,7 @@ fn run_job(
         opening_moves: moves.clone(),
         end,
         plies,
+        costs,
     })
 }
 
@@ -684,6 +710,7 @@ fn summarise(
         ply_cap: config.ply_cap,
         opening_plies: config.opening_plies,
         seed: config.seed,
+        clock: config.clock,
         anchor: names[anchor].clone(),
         elo_regularized: fit.regularized,
         pairs: pair_results,
@@ -691,8 +718,26 @@ fn summarise(
         south_win_rate: (!finished.is_empty()).then(|| south_wins as f64 / finished.len() as f64),
         sprt,
         elapsed_s,
+        costs: player_costs(config, names, &games),
         games,
     }
+}
+
+/// Each player's move costs summed over its games.
+fn player_costs(
+    config: &TournamentConfig,
+    names: &[String],
+    games: &[GameSummary],
+) -> Vec<PlayerCosts> {
+    let mut sums = vec![MoveCosts::default(); names.len()];
+    for g in games {
+        sums[g.south].merge(&g.costs[Side::South.index()]);
+        sums[g.north].merge(&g.costs[Side::North.index()]);
+    }
+    sums.iter()
+        .zip(names)
+        .map(|(c, n)| c.report(n, config.clock))
+        .collect()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -705,8 +750,8 @@ pub fn format_table(r: &TournamentResult) -> String {
     let w = r.players.iter().map(|n| n.len()).max().unwrap_or(6).max(6);
     let _ = writeln!(
         s,
-        "{} {} games per pair, ply cap {}, {} opening plies, seed {} ({:.1} s)",
-        r.variant, r.games_per_pair, r.ply_cap, r.opening_plies, r.seed, r.elapsed_s
+        "{} {} games per pair, ply cap {}, {} opening plies, seed {}, times on the {} clock ({:.1} s)",
+        r.variant, r.games_per_pair, r.ply_cap, r.opening_plies, r.seed, r.clock, r.elapsed_s
     );
     let _ = writeln!(
         s,
@@ -736,27 +781,59 @@ pub fn format_table(r: &TournamentResult) -> String {
             }
         );
     }
-    let mut order: Vec<&Rating> = r.ratings.iter().collect();
-    order.sort_by(|a, b| {
+    // Costs beside the ratings: a rating won with more time per move is not the same rating.
+    let mut order: Vec<(&Rating, Option<&PlayerCosts>)> = r
+        .ratings
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p, r.costs.get(i)))
+        .collect();
+    order.sort_by(|(a, _), (b, _)| {
         b.elo
             .unwrap_or(f64::NEG_INFINITY)
             .total_cmp(&a.elo.unwrap_or(f64::NEG_INFINITY))
     });
     let _ = writeln!(
         s,
-        "\n{:<w$}  {:>7}  {:>17}  {:>5} {:>5} {:>5} {:>5}",
-        "player", "Elo", "95% interval", "games", "won", "lost", "unfin"
+        "\n{:<w$}  {:>7}  {:>17}  {:>5} {:>5} {:>5} {:>5}  {:>8} {:>8} {:>10} {:>5}",
+        "player",
+        "Elo",
+        "95% interval",
+        "games",
+        "won",
+        "lost",
+        "unfin",
+        "ms/move",
+        "max ms",
+        "sims|nodes",
+        "depth"
     );
-    for p in order {
+    let num = |x: Option<f64>, prec: usize| x.map_or("-".into(), |v| format!("{v:.prec$}"));
+    for (p, c) in order {
         let (elo, ci) = match (p.elo, p.elo_ci95) {
             (Some(e), Some((lo, hi))) => (format!("{e:.0}"), format!("{lo:.0} .. {hi:.0}")),
             (Some(e), None) => (format!("{e:.0}"), "-".into()),
             _ => ("-".into(), "-".into()),
         };
+        let wall = if c.is_some_and(|c| c.clock == ClockKind::Wall) && r.clock == ClockKind::Cpu {
+            " (wall)"
+        } else {
+            ""
+        };
         let _ = writeln!(
             s,
-            "{:<w$}  {:>7}  {:>17}  {:>5} {:>5} {:>5} {:>5}",
-            p.name, elo, ci, p.games, p.wins, p.losses, p.unfinished
+            "{:<w$}  {:>7}  {:>17}  {:>5} {:>5} {:>5} {:>5}  {:>8} {:>8} {:>10} {:>5}{wall}",
+            p.name,
+            elo,
+            ci,
+            p.games,
+            p.wins,
+            p.losses,
+            p.unfinished,
+            num(c.and_then(|c| c.mean_ms), 1),
+            num(c.and_then(|c| c.max_ms), 1),
+            num(c.and_then(|c| c.nodes_per_move), 0),
+            num(c.and_then(|c| c.mean_depth), 1),
         );
     }
     let _ = writeln!(

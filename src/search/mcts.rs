@@ -153,12 +153,18 @@ impl Mcts {
             }
             self.positions.clear();
             self.masks.clear();
+            let sims_before = tree.simulations();
             let n = tree.select(&self.params, leaves, &mut self.positions, &mut self.masks);
             if n == 0 {
                 if tree.is_done() || tree.root_proven() && tree.simulations() > 0 {
                     break;
                 }
-                anyhow::bail!("search made no progress (internal error)");
+                // Only terminal visits this time: no evaluation needed; back to the clock.
+                anyhow::ensure!(
+                    tree.simulations() > sims_before,
+                    "search made no progress (internal error)"
+                );
+                continue;
             }
             self.policy.resize(n * ACTIONS, 0.0);
             self.values.resize(n, 0.0);

@@ -254,6 +254,9 @@ impl Tree {
                 && self.pending.is_empty())
     }
 
+    /// Most terminal visits in one [`Tree::select`] call (a few hundred microseconds of work).
+    pub const TERMINAL_VISITS_PER_SELECT: usize = 256;
+
     /// Number of leaves waiting for [`Tree::apply`].
     pub fn pending(&self) -> usize {
         self.pending.len()
@@ -271,8 +274,10 @@ impl Tree {
 
     /// Selects up to `max_leaves` leaves (more than one only with virtual loss), expanding each
     /// and appending its position and legal mask for the evaluator. Terminal and proven leaves
-    /// are backed up at once and do not count against `max_leaves`. Returns the number of
-    /// leaves added.
+    /// are backed up at once and do not count against `max_leaves`; at most
+    /// [`Tree::TERMINAL_VISITS_PER_SELECT`] of them per call, so that a tree whose lines are
+    /// nearly all proven returns to its caller (and its clock) often. Returns the number of
+    /// leaves added, which can be 0 when only terminal visits were made.
     pub fn select(
         &mut self,
         params: &SearchParams,
@@ -281,7 +286,10 @@ impl Tree {
         masks: &mut Vec<u64>,
     ) -> usize {
         let before = self.pending.len();
-        while self.pending.len() - before < max_leaves {
+        let mut terminal_visits = 0;
+        while self.pending.len() - before < max_leaves
+            && terminal_visits < Self::TERMINAL_VISITS_PER_SELECT
+        {
             match self.nodes[ROOT as usize].state {
                 State::Terminal | State::Pending => break,
                 State::Unexpanded => {
@@ -297,6 +305,7 @@ impl Tree {
             match self.descend(params) {
                 Descent::Collision => break,
                 Descent::Terminal(i) => {
+                    terminal_visits += 1;
                     self.started += 1;
                     self.done += 1;
                     let node = &self.nodes[i as usize];

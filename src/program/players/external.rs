@@ -133,6 +133,10 @@ impl Player for ExternalPlayer {
         self.name.clone()
     }
 
+    fn thinks_on_this_thread(&self) -> bool {
+        false
+    }
+
     fn choose(&mut self, pos: &Position, limits: &Limits) -> anyhow::Result<ChosenMove> {
         if pos.variant() != self.variant {
             self.expect_ok(&format!("variant {}", pos.variant()))?;

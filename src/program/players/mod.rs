@@ -114,6 +114,12 @@ pub trait Player: Send {
     /// A new game starts; random players reseed from `seed` so that every game of a
     /// tournament is reproducible whatever thread plays it.
     fn new_game(&mut self, _seed: u64) {}
+
+    /// False for players that think in another process (external engines): their time cannot
+    /// be read from this thread's CPU clock, so tournaments time them on the wall.
+    fn thinks_on_this_thread(&self) -> bool {
+        true
+    }
 }
 
 /// Builds a player from its spec for a variant. `seed` seeds random players (a `seed=` in the

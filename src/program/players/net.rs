@@ -81,9 +81,22 @@ fn load_evaluator(
     variant: Variant,
 ) -> anyhow::Result<(SendEvaluator, Option<SearchParams>)> {
     let device = params.device.unwrap_or_default();
-    let net = crate::neuralnet::NetEvaluator::load_for(&params.path, variant, device)?;
+    let mut net = crate::neuralnet::NetEvaluator::load_for(&params.path, variant, device)?;
     let search = net.network().search_params().cloned();
+    warm_up(&mut net, variant).context("the network's first evaluation failed")?;
     Ok((Box::new(net), search))
+}
+
+/// One evaluation of a full leaf batch before the first move: libtorch allocates and picks
+/// its kernels on the first calls (tens to hundreds of milliseconds), which would otherwise be
+/// charged to the first timed move.
+fn warm_up(net: &mut dyn Evaluator, variant: Variant) -> anyhow::Result<()> {
+    let start = Position::start(variant);
+    let n = PLAYER_LEAVES_PER_STEP;
+    let positions = vec![start; n];
+    let masks = vec![start.legal_moves().mask(); n];
+    let (mut policy, mut values) = (vec![0.0; n * ACTIONS], vec![0.0; n]);
+    net.evaluate(&positions, &masks, &mut policy, &mut values)
 }
 
 /// A network player that searches a number of simulations or a time a move, keeping its tree
