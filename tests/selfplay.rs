@@ -170,3 +170,50 @@ fn batched_driver_matches_single_game_search() {
         }
     }
 }
+
+/// Issue 16: every shipped run config serves `bao selfplay --config` as it is (its
+/// `[optimizer]`, `[train]`, ... sections are ignored, not refused).
+#[test]
+fn every_shipped_config_loads_for_selfplay() {
+    let mut seen = 0;
+    for entry in std::fs::read_dir("configs").unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("toml") {
+            continue;
+        }
+        bao::command::selfplay::load_config(Some(&path), &[])
+            .unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
+        seen += 1;
+    }
+    assert!(seen >= 4, "only {seen} configs under configs/");
+}
+
+/// Issue 16: an error in `[selfplay]` names the real file and its line, not a line of a
+/// re-serialised table.
+#[test]
+fn selfplay_config_errors_cite_the_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.toml");
+    let text = "variant = \"kujifunza\"\n\n[optimizer]\nkind = \"adam\"\n\n[selfplay]\nsims = 8\nbogus = 1\n";
+    std::fs::write(&path, text).unwrap();
+    let err = format!(
+        "{:#}",
+        bao::command::selfplay::load_config(Some(&path), &[]).unwrap_err()
+    );
+    assert!(err.contains(&path.display().to_string()), "{err}");
+    assert!(err.contains("line 8"), "{err}");
+    assert!(err.contains("bogus"), "{err}");
+}
+
+/// `--set` overrides still apply on top of a full run config.
+#[test]
+fn selfplay_config_overrides_apply_to_a_shipped_config() {
+    let sets = ["selfplay.sims=7".to_string()];
+    let c = bao::command::selfplay::load_config(
+        Some(std::path::Path::new("configs/kujifunza-quick.toml")),
+        &sets,
+    )
+    .unwrap();
+    assert_eq!(c.selfplay.sims, 7);
+    assert_eq!(c.variant(), Variant::Kujifunza);
+}

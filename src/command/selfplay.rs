@@ -168,22 +168,49 @@ fn run_fleet_worker(root: &str, args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Reads a run config (or defaults) and applies `section.key=value` overrides.
-pub fn load_config(path: Option<&Path>, sets: &[String]) -> anyhow::Result<SelfplayRunConfig> {
-    let mut table: toml::Table = match path {
-        Some(p) => {
-            let text = std::fs::read_to_string(p)
-                .with_context(|| format!("cannot read config {}", p.display()))?;
-            crate::config::parse_toml(&text)
-                .with_context(|| format!("invalid config {}", p.display()))?
+/// The parts of a run config that self-play reads. Unlike [`SelfplayRunConfig`], it ignores
+/// every other top-level key, so that any full run config (`configs/*.toml`, with its
+/// `[optimizer]`, `[train]`, ... sections) serves `bao selfplay` as it is; `[search]` and
+/// `[selfplay]` still refuse unknown keys.
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+struct SelfplaySections {
+    variant: crate::program::selfplay::VariantField,
+    search: crate::search::SearchParams,
+    selfplay: crate::program::selfplay::SelfplayConfig,
+}
+
+impl From<SelfplaySections> for SelfplayRunConfig {
+    fn from(s: SelfplaySections) -> Self {
+        SelfplayRunConfig {
+            variant: s.variant,
+            search: s.search,
+            selfplay: s.selfplay,
+            ..Default::default()
         }
-        None => toml::Table::new(),
+    }
+}
+
+/// Reads a run config (or defaults) and applies `section.key=value` overrides.
+///
+/// The file is parsed as written first, so that its errors cite its own lines; the overrides
+/// are applied afterwards, and an error only then is one an override caused.
+pub fn load_config(path: Option<&Path>, sets: &[String]) -> anyhow::Result<SelfplayRunConfig> {
+    let sections: SelfplaySections = match path {
+        Some(p) => crate::config::load_toml(p)?,
+        None => SelfplaySections::default(),
     };
-    apply_overrides(&mut table, sets)?;
-    let text = toml::to_string(&table).context("cannot re-serialize config")?;
     let what = path.map_or("defaults".to_string(), |p| p.display().to_string());
-    let config: SelfplayRunConfig = crate::config::parse_toml(&text)
-        .with_context(|| format!("invalid config {what} (with --set overrides)"))?;
+    let config: SelfplayRunConfig = if sets.is_empty() {
+        sections.into()
+    } else {
+        let mut table = toml::Table::try_from(&sections).context("cannot re-serialize config")?;
+        apply_overrides(&mut table, sets)?;
+        let text = toml::to_string(&table).context("cannot re-serialize config")?;
+        crate::config::parse_toml::<SelfplaySections>(&text)
+            .with_context(|| format!("invalid --set override of {what}"))?
+            .into()
+    };
     config
         .validate()
         .with_context(|| format!("invalid config {what}"))?;
