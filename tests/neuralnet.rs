@@ -488,3 +488,34 @@ fn real_positions_get_policy_only_on_their_legal_moves() {
         }
     }
 }
+
+/// A checkpoint whose weights hold a NaN or an infinity loads as a player whose outputs are
+/// all NaN (played as a uniform prior); loading refuses it and names the tensor.
+#[test]
+fn non_finite_weights_are_refused_naming_the_tensor() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = tiny(Variant::Kiswahili, 9);
+    let mut named: Vec<(String, tch::Tensor)> = net.var_store().variables().into_iter().collect();
+    named.sort_by(|a, b| a.0.cmp(&b.0));
+    for bad in [f64::NAN, f64::INFINITY] {
+        let path = ckpt(dir.path(), "poisoned");
+        net.save(&path, &Lineage::default()).unwrap();
+        let victim = named[0].0.clone();
+        let poisoned: Vec<(String, tch::Tensor)> = named
+            .iter()
+            .map(|(k, t)| {
+                let t = t.detach().copy();
+                if *k == victim {
+                    let _ = t.view(-1).get(0).fill_(bad);
+                }
+                (k.clone(), t)
+            })
+            .collect();
+        tch::Tensor::write_safetensors(&poisoned, &path).unwrap();
+        let e = err_text(Network::load(&path, Device::Cpu));
+        assert!(
+            e.contains(&format!("tensor `{victim}` holds 1 non-finite value")),
+            "{bad}: {e}"
+        );
+    }
+}

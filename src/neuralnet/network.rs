@@ -232,7 +232,7 @@ impl Network {
 
     /// Copies the tensors of a `.safetensors` file into this network, requiring exactly the
     /// same names, shapes and float type (unlike `VarStore::load`, which would broadcast a
-    /// wrongly shaped tensor and ignore extra ones).
+    /// wrongly shaped tensor and ignore extra ones) and finite values.
     fn load_weights(&mut self, path: &Path) -> anyhow::Result<()> {
         let stored: HashMap<String, Tensor> = Tensor::read_safetensors(path)
             .map_err(|e| {
@@ -265,11 +265,31 @@ impl Network {
                 var.kind(),
                 var.size()
             );
+            ensure_finite(path, name, src)?;
             tch::no_grad(|| var.f_copy_(src))
                 .with_context(|| format!("cannot copy tensor `{name}`"))?;
         }
         Ok(())
     }
+}
+
+/// Fails if the stored tensor `name` holds a NaN or an infinity. Such weights (a diverged
+/// run, a damaged file) still evaluate, but every output turns NaN, which the search treats
+/// like a uniform prior: the player would look alive while playing at random.
+fn ensure_finite(path: &Path, name: &str, tensor: &Tensor) -> anyhow::Result<()> {
+    let bad = tensor
+        .isfinite()
+        .logical_not()
+        .sum(Kind::Int64)
+        .int64_value(&[]);
+    anyhow::ensure!(
+        bad == 0,
+        "checkpoint weights {}: tensor `{name}` holds {bad} non-finite value(s) (NaN or \
+         infinity) out of {}; the run that wrote it diverged or the file is damaged",
+        path.display(),
+        tensor.numel()
+    );
+    Ok(())
 }
 
 /// `[n, ACTIONS]` bool tensor on `device`: entry `(i, a)` = bit `a` of `masks[i]`.
