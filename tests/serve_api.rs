@@ -12,6 +12,7 @@ use tower::ServiceExt;
 
 use bao::game::{After, Position, Variant};
 use bao::program::game::PlayRecord;
+use bao::program::serve::guard::Access;
 use bao::program::serve::{api, ServeConfig, Server};
 
 struct Api {
@@ -27,6 +28,7 @@ impl Api {
             idle: Duration::from_secs(3600),
             engine_time: Duration::from_millis(engine_ms),
             engine_threads: 1,
+            access: Access::default(),
         };
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -40,12 +42,22 @@ impl Api {
     }
 
     fn raw(&self, method: &str, uri: &str, body: &str) -> (StatusCode, Vec<u8>, Option<String>) {
-        let req = Request::builder()
-            .method(method)
-            .uri(uri)
-            .header("content-type", "application/json")
-            .body(Body::from(body.to_string()))
-            .unwrap();
+        self.with_headers(method, uri, body, &[("content-type", "application/json")])
+    }
+
+    /// A request with exactly these headers (no others).
+    fn with_headers(
+        &self,
+        method: &str,
+        uri: &str,
+        body: &str,
+        headers: &[(&str, &str)],
+    ) -> (StatusCode, Vec<u8>, Option<String>) {
+        let mut req = Request::builder().method(method).uri(uri);
+        for (name, value) in headers {
+            req = req.header(*name, *value);
+        }
+        let req = req.body(Body::from(body.to_string())).unwrap();
         self.rt.block_on(async {
             let res = self.app.clone().oneshot(req).await.unwrap();
             let status = res.status();
@@ -603,4 +615,129 @@ fn a_network_engine_reports_its_evaluation_and_plays_only_its_variant() {
         "{visits:?}"
     );
     assert_eq!(note["pv"][0], r["move"]);
+}
+
+/// The JSON error of a raw answer.
+fn error_of(bytes: &[u8]) -> String {
+    let v: Value = serde_json::from_slice(bytes)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(bytes)));
+    v["error"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no error in {v}"))
+        .to_string()
+}
+
+#[test]
+fn foreign_pages_and_hosts_are_refused_and_bodies_must_be_json() {
+    let api = Api::new(&["greedy"], 4, 1000);
+    let new = r#"{"opponent":"human"}"#;
+    let json = ("content-type", "application/json");
+    // A page elsewhere filling the game cap: refused, and no game is made.
+    let (status, bytes, _) = api.with_headers(
+        "POST",
+        "/api/games",
+        new,
+        &[
+            json,
+            ("host", "127.0.0.1:8080"),
+            ("origin", "http://evil.example"),
+        ],
+    );
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert!(error_of(&bytes).contains("origin"));
+    // A text/plain body (a "simple" cross-site form post) is refused.
+    let (status, bytes, _) =
+        api.with_headers("POST", "/api/games", new, &[("content-type", "text/plain")]);
+    assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    assert!(error_of(&bytes).contains("application/json"));
+    // DNS rebinding: the browser names the attacker's host.
+    let (status, bytes, _) = api.with_headers(
+        "GET",
+        "/api/info",
+        "",
+        &[("host", "rebind.evil.example:8080")],
+    );
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert!(error_of(&bytes).contains("Host"));
+    assert_eq!(api.ok("GET", "/api/info", json!(null))["live_games"], 0);
+    // The page's own origin, on any loopback name, works.
+    for host in ["127.0.0.1:8080", "localhost:8080", "[::1]:8080"] {
+        let origin = format!("http://{host}");
+        let (status, bytes, _) = api.with_headers(
+            "POST",
+            "/api/games",
+            new,
+            &[json, ("host", host), ("origin", &origin)],
+        );
+        assert_eq!(
+            status,
+            StatusCode::CREATED,
+            "{host}: {}",
+            String::from_utf8_lossy(&bytes)
+        );
+    }
+    // A body-less POST (the page's undo) needs no content type.
+    let (status, _, _) = api.with_headers("POST", "/api/games/nope/undo", "", &[]);
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+#[test]
+fn allowed_hosts_and_origins_are_answered() {
+    let config = ServeConfig {
+        opponents: vec!["greedy".parse().unwrap()],
+        max_games: 4,
+        idle: Duration::from_secs(3600),
+        engine_time: Duration::from_millis(1000),
+        engine_threads: 1,
+        access: Access::new(
+            Some("0.0.0.0:8080".parse().unwrap()),
+            &["bao.lan".to_string()],
+            &["http://tools.lan:3000".to_string()],
+        ),
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let api = Api {
+        app: api::router(Server::new(&config).unwrap()),
+        rt,
+    };
+    for (host, origin, want) in [
+        ("bao.lan:8080", "http://bao.lan:8080", StatusCode::OK),
+        ("bao.lan:8080", "http://tools.lan:3000", StatusCode::OK),
+        (
+            "bao.lan:8080",
+            "http://tools.lan:3001",
+            StatusCode::FORBIDDEN,
+        ),
+        (
+            "other.lan:8080",
+            "http://other.lan:8080",
+            StatusCode::FORBIDDEN,
+        ),
+    ] {
+        let (status, _, _) = api.with_headers(
+            "GET",
+            "/api/info",
+            "",
+            &[("host", host), ("origin", origin)],
+        );
+        assert_eq!(status, want, "{host} {origin}");
+    }
+}
+
+#[test]
+fn oversized_bodies_and_uris_answer_json() {
+    let api = Api::new(&["greedy"], 4, 1000);
+    let (status, bytes, _) = api.raw(
+        "POST",
+        "/api/games",
+        &format!(r#"{{"variant":"{}"}}"#, "x".repeat(100_000)),
+    );
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert!(error_of(&bytes).contains("bytes"));
+    let (status, bytes, _) = api.raw("GET", &format!("/api/games/{}", "x".repeat(10_000)), "");
+    assert_eq!(status, StatusCode::URI_TOO_LONG);
+    assert!(error_of(&bytes).contains("bytes"));
 }

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::program::players::PlayerSpec;
+use crate::program::serve::guard::Access;
 use crate::program::serve::{run as serve, ServeConfig};
 
 /// Serve a page to play either variant against engines, or two people at one page, with the
@@ -32,6 +33,15 @@ pub struct Args {
     /// Most engine searches at once.
     #[arg(long, default_value_t = 1)]
     pub engine_threads: usize,
+    /// A further Host name the server answers (besides localhost, 127.0.0.1, [::1] and the
+    /// --addr IP), e.g. the machine's name when listening on 0.0.0.0; repeat for several.
+    /// Requests naming any other Host get 403, which defeats DNS rebinding.
+    #[arg(long = "allow-host")]
+    pub allow_hosts: Vec<String>,
+    /// A further origin (`http://name:port`) whose pages may call the API; repeat for several.
+    /// The page's own origin is always allowed; any other gets 403.
+    #[arg(long = "allow-origin")]
+    pub allow_origins: Vec<String>,
 }
 
 /// The opponents offered when none is named.
@@ -65,6 +75,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         idle: Duration::from_secs(args.idle_minutes * 60),
         engine_time: Duration::from_millis(args.engine_ms),
         engine_threads: args.engine_threads,
+        access: Access::new(Some(args.addr), &args.allow_hosts, &args.allow_origins),
     };
     serve(args.addr, &config, |addr| {
         if !addr.ip().is_loopback() {

@@ -19,7 +19,7 @@ use crate::program::game::Game;
 use super::engines::EngineError;
 use super::games::{lock, EngineNote, GamesError, LiveGame, Opponent};
 use super::view::{game_view, legal_views, step_view_of};
-use super::{assets, Server};
+use super::{assets, guard, Server};
 
 /// An API failure: a status and a message for people.
 #[derive(Debug)]
@@ -29,7 +29,7 @@ pub struct ApiError {
 }
 
 impl ApiError {
-    fn new(status: StatusCode, message: impl Into<String>) -> ApiError {
+    pub(super) fn new(status: StatusCode, message: impl Into<String>) -> ApiError {
         ApiError {
             status,
             message: message.into(),
@@ -74,6 +74,9 @@ impl From<EngineError> for ApiError {
     }
 }
 
+/// The largest request body read; the API's bodies are a few hundred bytes.
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
+
 type ApiResult<T> = Result<T, ApiError>;
 type Shared = State<Arc<Server>>;
 
@@ -113,7 +116,11 @@ pub fn router(server: Arc<Server>) -> Router {
                 "this route does not take that method (see README: the JSON API)",
             )
         })
-        .layer(axum::extract::DefaultBodyLimit::max(64 * 1024))
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(axum::middleware::from_fn_with_state(
+            server.access.clone(),
+            guard::guard,
+        ))
         .with_state(server)
 }
 

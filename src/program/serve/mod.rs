@@ -4,12 +4,14 @@
 //! - [`games`]: live games, each behind its own lock, capped in number;
 //! - [`engines`]: the offered opponents, shared, capped in concurrent thinking and time;
 //! - [`view`]: what a game looks like on the wire (board, legal moves, steps of a move);
+//! - [`guard`]: who may call (same origin, local Host names, JSON bodies);
 //! - [`assets`]: the page itself (`web/`), compiled in.
 
 pub mod api;
 pub mod assets;
 pub mod engines;
 pub mod games;
+pub mod guard;
 pub mod view;
 
 use std::net::SocketAddr;
@@ -33,12 +35,15 @@ pub struct ServeConfig {
     pub engine_time: Duration,
     /// At most this many engine searches at once (the rest wait, within their time).
     pub engine_threads: usize,
+    /// The Host names and origins answered (others get 403).
+    pub access: guard::Access,
 }
 
 /// The state every request sees.
 pub struct Server {
     pub games: games::Games,
     pub engines: engines::Engines,
+    pub access: guard::Access,
 }
 
 impl Server {
@@ -49,6 +54,7 @@ impl Server {
         Ok(Arc::new(Server {
             games: games::Games::new(config.max_games, config.idle),
             engines,
+            access: config.access.clone(),
         }))
     }
 }
