@@ -100,15 +100,18 @@ fn prefix(text: &str) -> String {
     }
 }
 
-/// True when the request carries a body (a length over 0, or a chunked one).
-fn has_body(headers: &HeaderMap) -> bool {
-    let length = headers
+/// True when the request carries a body: a declared length over 0, or (no length declared) a
+/// body that is not known to be empty, as a chunked one.
+fn has_body(req: &Request) -> bool {
+    use axum::body::HttpBody;
+    let length = req
+        .headers()
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     match length {
         Some(n) => n > 0,
-        None => headers.contains_key(header::TRANSFER_ENCODING),
+        None => req.body().size_hint().upper() != Some(0),
     }
 }
 
@@ -135,7 +138,7 @@ pub async fn guard(State(access): State<Access>, req: Request, next: Next) -> Re
         )
         .into_response();
     }
-    if has_body(req.headers()) && !is_json(req.headers()) {
+    if has_body(&req) && !is_json(req.headers()) {
         return ApiError::new(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "a request body must be sent as Content-Type: application/json",
