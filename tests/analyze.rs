@@ -176,3 +176,48 @@ fn bad_input_is_named() {
         );
     }
 }
+
+/// Issue 16: `--set` values are validated as a config's `[search]` is, not just parsed.
+#[test]
+fn set_overrides_are_validated_like_configs() {
+    for (set, needle) in [
+        ("c_puct=nan", "c_puct"),
+        ("c_puct=-1", "c_puct"),
+        ("fpu_reduction=nan", "fpu_reduction"),
+        ("leaves_per_step=0", "leaves_per_step"),
+        ("search.c_puct=inf", "c_puct"),
+    ] {
+        let out = analyze(&[
+            "--variant",
+            "kujifunza",
+            "--model",
+            MODEL,
+            "--sims",
+            "8",
+            "--set",
+            set,
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "--set {set} should fail");
+        assert!(
+            err.contains(needle),
+            "--set {set}: error should name `{needle}`:\n{err}"
+        );
+    }
+    // The `search.` prefix of `bao selfplay --set` works here too.
+    let out = analyze(&[
+        "--variant",
+        "kujifunza",
+        "--model",
+        MODEL,
+        "--sims",
+        "8",
+        "--set",
+        "search.c_puct=2.5",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -31,7 +31,8 @@ pub struct Args {
     /// Simulations of the search.
     #[arg(long, default_value_t = 800)]
     pub sims: usize,
-    /// Search parameter override KEY=VALUE (TOML value), e.g. c_puct=2.0 or algorithm="gumbel".
+    /// Search parameter override KEY=VALUE (TOML value) over the checkpoint's own search
+    /// settings, e.g. c_puct=2.0 or algorithm=gumbel; checked as a config's [search] is.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
     /// Moves to list (all with --json).
@@ -48,10 +49,15 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     let pos = position(&args)?;
-    let params = search_params(&args.set)?;
     crate::neuralnet::configure_threads(None);
     let mut evaluator = NetEvaluator::load_for(&args.model, pos.variant(), args.device)
         .with_context(|| format!("cannot load network {}", args.model.display()))?;
+    let trained_with = evaluator
+        .network()
+        .search_params()
+        .cloned()
+        .unwrap_or_default();
+    let params = search_params(&trained_with, &args.set)?;
     let report = analyze(&pos, &mut evaluator, params, args.sims, args.seed)?;
     if args.json {
         let v = serde_json::json!({"state": pos.to_state_json(), "analysis": report});
@@ -97,11 +103,18 @@ fn position(args: &Args) -> anyhow::Result<Position> {
     }
 }
 
-/// Search parameters with `--set` overrides applied.
-fn search_params(sets: &[String]) -> anyhow::Result<SearchParams> {
-    let mut table = toml::Table::new();
-    super::selfplay::apply_overrides(&mut table, sets)?;
-    crate::config::parse_toml(&toml::to_string(&table)?)
+/// The checkpoint's search parameters with `--set KEY=VALUE` overrides applied (`KEY` or
+/// `search.KEY`, as in `bao selfplay --set`), validated exactly as a config's are.
+fn search_params(base: &SearchParams, sets: &[String]) -> anyhow::Result<SearchParams> {
+    let mut pairs = Vec::with_capacity(sets.len());
+    for set in sets {
+        let (key, value) = set
+            .split_once('=')
+            .with_context(|| format!("--set {set}: expected KEY=VALUE"))?;
+        let key = key.trim();
+        pairs.push((key.strip_prefix("search.").unwrap_or(key), value));
+    }
+    base.with_overrides(pairs)
         .context("invalid search parameters (--set)")
 }
 

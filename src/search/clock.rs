@@ -98,6 +98,12 @@ impl PartialEq for StopSignal {
     }
 }
 
+/// How far past its budget a timed move may end: the tests hold every searching player to
+/// `T + OVERSHOOT_MARGIN` on the CPU clock (alpha-beta reads its clock every 256 nodes,
+/// rollout MCTS every simulation, network MCTS before each batch, from the slowest step seen;
+/// README's "Equal-time play" gives the overshoot measured).
+pub const OVERSHOOT_MARGIN: Duration = Duration::from_millis(5);
+
 /// The clock of one move: started when the search starts, read by the search between steps.
 #[derive(Clone, Debug)]
 pub struct Clock {

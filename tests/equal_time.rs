@@ -1,0 +1,264 @@
+//! Equal-time play (issue 15): hard time limits, proven moves, leaf batching.
+
+use std::time::Duration;
+
+use bao::game::{After, Position, Variant, ACTIONS};
+use bao::program::movecost::MoveCosts;
+use bao::program::players::{self, Limits};
+use bao::program::tournament::{opening, play_game};
+use bao::search::clock::OVERSHOOT_MARGIN;
+use bao::search::{Algorithm, Clock, ClockKind, Evaluator, Mcts, SearchParams, UniformEvaluator};
+
+const T_MS: u64 = 30;
+
+/// Plays `spec` against `greedy` from seeded openings until it has made at least 100 moves;
+/// returns its move costs, timed on this thread's CPU clock.
+fn costs_of(spec: &str, variant: Variant) -> MoveCosts {
+    let mut timed = players::build_str(spec, variant, 1).unwrap();
+    let mut other = players::build_str("greedy", variant, 2).unwrap();
+    let limits = Limits {
+        clock: ClockKind::Cpu,
+        ..Limits::default()
+    };
+    let mut total = MoveCosts::default();
+    for game in 0u32.. {
+        if total.moves() >= 100 {
+            break;
+        }
+        let (start, moves) = opening(variant, 4, 7, game);
+        timed.new_game(game as u64);
+        other.new_game(game as u64);
+        let mut costs = [MoveCosts::default(), MoveCosts::default()];
+        let side = (game % 2) as usize;
+        let (south, north) = if side == 0 {
+            (&mut *timed, &mut *other)
+        } else {
+            (&mut *other, &mut *timed)
+        };
+        play_game(
+            south,
+            north,
+            start,
+            moves.len() as u32,
+            200,
+            &limits,
+            &mut costs,
+        );
+        total.merge(&costs[side]);
+    }
+    total
+}
+
+/// A player with `ms=T` never thinks longer than T plus the stated margin, over 100 moves of
+/// each kind of searching player (thread CPU time, so other load on the machine cannot
+/// lengthen it).
+#[test]
+fn a_timed_player_never_exceeds_its_time_plus_the_margin() {
+    let limit = Duration::from_millis(T_MS) + OVERSHOOT_MARGIN;
+    let cases = [
+        (format!("alphabeta:ms={T_MS}"), Variant::Kiswahili),
+        (format!("mcts:ms={T_MS}"), Variant::Kiswahili),
+        (
+            format!("net:models/kiswahili.safetensors:ms={T_MS}"),
+            Variant::Kiswahili,
+        ),
+        (
+            format!("net:models/kujifunza.safetensors:ms={T_MS}"),
+            Variant::Kujifunza,
+        ),
+        (
+            format!("net:models/kiswahili.safetensors:ms={T_MS}:algorithm=gumbel"),
+            Variant::Kiswahili,
+        ),
+    ];
+    for (spec, variant) in cases {
+        let report = costs_of(&spec, variant).report(&spec, ClockKind::Cpu);
+        assert!(report.moves >= 100, "{spec}: {} moves", report.moves);
+        let max = report.max_ms.unwrap();
+        assert!(
+            max <= limit.as_secs_f64() * 1e3,
+            "{spec}: a move took {max:.2} ms of CPU time, over {T_MS} ms + {OVERSHOOT_MARGIN:?}"
+        );
+        // And it used its time: a search that stops far too early is not at equal time either
+        // (alpha-beta and the network stop sooner on proven positions, so the mean is lower).
+        assert!(
+            report.mean_ms.unwrap() > 0.2 * T_MS as f64,
+            "{spec}: {report:?}"
+        );
+    }
+}
+
+fn after_positions(pos: &Position) -> Vec<(usize, Option<Position>)> {
+    pos.legal_moves()
+        .iter()
+        .map(|lm| match lm.after {
+            After::Won(_) => (lm.mv.action(), None),
+            After::Position(p) => (lm.mv.action(), Some(p)),
+        })
+        .collect()
+}
+
+/// Positions from the conformance vectors, both variants.
+fn vector_positions() -> Vec<Position> {
+    let mut out = Vec::new();
+    for file in [
+        "tests/vectors/kujifunza-sample.jsonl",
+        "tests/vectors/kiswahili-sample.jsonl",
+    ] {
+        let text = std::fs::read_to_string(file).expect("vectors present");
+        for line in text.lines() {
+            let v: serde_json::Value = serde_json::from_str(line).expect("vector line is JSON");
+            let pos = Position::from_json(&v["state"].to_string()).expect("vector state valid");
+            if !pos.legal_moves().is_empty() {
+                out.push(pos);
+            }
+        }
+    }
+    out
+}
+
+fn params(algorithm: Algorithm, leaves: usize) -> SearchParams {
+    SearchParams {
+        algorithm,
+        leaves_per_step: leaves,
+        ..SearchParams::default()
+    }
+}
+
+/// A move that wins at once is always played, whatever the budget and algorithm; a child
+/// proven lost is never chosen while another move exists (R5: the game ends when a side cannot
+/// move).
+#[test]
+fn a_proven_win_is_always_played_and_a_proven_loss_never_chosen() {
+    let (mut wins_checked, mut losses_checked) = (0, 0);
+    for pos in vector_positions() {
+        let afters = after_positions(&pos);
+        let winning: Vec<usize> = afters
+            .iter()
+            .filter(|(_, p)| p.is_none())
+            .map(|(a, _)| *a)
+            .collect();
+        for algorithm in [Algorithm::Puct, Algorithm::Gumbel] {
+            for sims in [1usize, 2, 8, 64] {
+                let mut mcts = Mcts::new(params(algorithm, 8), 3);
+                let r = mcts.search(&pos, sims, &mut UniformEvaluator).unwrap();
+                let best = r.best_move.unwrap().action();
+                if !winning.is_empty() {
+                    assert!(
+                        winning.contains(&best),
+                        "{algorithm:?} {sims} sims missed a win\n{pos}"
+                    );
+                    assert_eq!(r.root_proven_win, Some(true));
+                    wins_checked += 1;
+                    continue;
+                }
+                let lost: Vec<usize> = r
+                    .children
+                    .iter()
+                    .filter(|c| c.proven_win == Some(false))
+                    .map(|c| c.action)
+                    .collect();
+                if !lost.is_empty() && lost.len() < r.children.len() {
+                    assert!(
+                        !lost.contains(&best),
+                        "{algorithm:?} {sims} sims chose a proven loss\n{pos}"
+                    );
+                    losses_checked += 1;
+                }
+            }
+        }
+        // Timed, as a player searches: the win is played and the search ends early.
+        if !winning.is_empty() {
+            let mut mcts = Mcts::new(params(Algorithm::Puct, 16), 3);
+            let clock = Clock::start(ClockKind::Cpu, Some(Duration::from_secs(5)), None);
+            let r = mcts
+                .search_until(&pos, 10_000_000, &clock, &mut UniformEvaluator)
+                .unwrap();
+            assert!(winning.contains(&r.best_move.unwrap().action()));
+            assert!(
+                clock.elapsed() < Duration::from_secs(1),
+                "a proven root ends the search"
+            );
+        }
+    }
+    assert!(
+        wins_checked >= 20 && losses_checked >= 20,
+        "{wins_checked} wins, {losses_checked} losses"
+    );
+}
+
+/// Deterministic priors and values that depend on the position alone (not uniform, so that
+/// the search's choices depend on them).
+struct Hashed {
+    calls: Vec<usize>,
+}
+
+impl Evaluator for Hashed {
+    fn evaluate(
+        &mut self,
+        positions: &[Position],
+        masks: &[u64],
+        policy: &mut [f32],
+        values: &mut [f32],
+    ) -> anyhow::Result<()> {
+        self.calls.push(positions.len());
+        for (k, (pos, &m)) in positions.iter().zip(masks).enumerate() {
+            let h = pos.hash64();
+            let p = &mut policy[k * ACTIONS..(k + 1) * ACTIONS];
+            let mut sum = 0.0;
+            for (a, x) in p.iter_mut().enumerate() {
+                *x = if m >> a & 1 == 1 {
+                    1.0 + ((h >> (a % 60)) & 7) as f32
+                } else {
+                    0.0
+                };
+                sum += *x;
+            }
+            p.iter_mut().for_each(|x| *x /= sum.max(1e-9));
+            values[k] = ((h % 2001) as f32 / 1000.0 - 1.0) * 0.9;
+        }
+        Ok(())
+    }
+    fn name(&self) -> String {
+        "hashed".into()
+    }
+}
+
+/// Leaf batching with one leaf a call is the unbatched search exactly: every call holds one
+/// position, and the result (visits, values, chosen move) equals that of a search whose
+/// evaluator answers from a cache (which changes when positions are evaluated, not what).
+#[test]
+fn one_leaf_per_call_is_the_unbatched_search() {
+    let positions = vector_positions();
+    for pos in positions.iter().step_by(7).take(40) {
+        for algorithm in [Algorithm::Puct, Algorithm::Gumbel] {
+            let mut one = Hashed { calls: Vec::new() };
+            let a = Mcts::new(params(algorithm, 1), 5)
+                .search(pos, 100, &mut one)
+                .unwrap();
+            assert!(
+                one.calls.iter().all(|&n| n == 1),
+                "one leaf a call: {:?}",
+                one.calls
+            );
+            let mut cached =
+                bao::neuralnet::CachedEvaluator::new(Hashed { calls: Vec::new() }, 1 << 10);
+            let b = Mcts::new(params(algorithm, 1), 5)
+                .search(pos, 100, &mut cached)
+                .unwrap();
+            assert_eq!(a.best_move, b.best_move);
+            assert_eq!(a.simulations, b.simulations);
+            let va: Vec<(usize, u32)> = a.children.iter().map(|c| (c.action, c.visits)).collect();
+            let vb: Vec<(usize, u32)> = b.children.iter().map(|c| (c.action, c.visits)).collect();
+            assert_eq!(va, vb, "{algorithm:?}\n{pos}");
+            assert_eq!(a.root_value.to_bits(), b.root_value.to_bits());
+            // Batched: fewer calls, the same number of simulations, mostly full batches.
+            let mut many = Hashed { calls: Vec::new() };
+            let c = Mcts::new(params(algorithm, 16), 5)
+                .search(pos, 100, &mut many)
+                .unwrap();
+            assert_eq!(c.simulations, a.simulations);
+            assert!(many.calls.len() < one.calls.len() || a.root_proven_win.is_some());
+        }
+    }
+}
