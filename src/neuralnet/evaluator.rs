@@ -68,6 +68,7 @@ impl Evaluator for NetEvaluator {
         {
             encode(pos, f);
         }
+        super::flush_denormals();
         let out = self.net.infer(&self.features, masks)?;
         for ((row, p), v) in out
             .chunks_exact(ACTIONS + 1)

@@ -296,6 +296,7 @@ impl Learner {
         policy_targets: &[f32],
         value_targets: &[f32],
     ) -> anyhow::Result<Losses> {
+        super::flush_denormals();
         let n = masks.len();
         anyhow::ensure!(n > 0, "empty training batch");
         anyhow::ensure!(

@@ -3,13 +3,17 @@
 //!
 //! With the uniform evaluator the figure is search overhead alone (selection, move
 //! generation, encoding, backup); with a network it shows how much of the time the forward
-//! pass takes (the goal is most of it).
+//! pass takes (the goal is most of it). The single-game rows are what a player gets: one tree,
+//! one thread, at batch 1 and with leaf batching (`--leaves`).
 
 use std::time::Instant;
 
-use crate::game::{Position, Variant};
+use anyhow::Context;
+
+use crate::game::Variant;
+use crate::neuralnet::DeviceChoice;
 use crate::program::selfplay::{run_selfplay, SelfplayRunConfig};
-use crate::search::{Evaluator, Mcts, UniformEvaluator};
+use crate::search::{Evaluator, Mcts, SearchParams, UniformEvaluator};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -33,6 +37,15 @@ pub struct Args {
     /// Network presets to measure besides uniform (e.g. `tiny,small`).
     #[arg(long, value_delimiter = ',')]
     pub presets: Vec<String>,
+    /// Checkpoints for the single-game figures (default: the shipped model of the variant).
+    #[arg(long, value_delimiter = ',')]
+    pub models: Vec<std::path::PathBuf>,
+    /// Leaves per evaluator call in the single-game figures (leaf batching within one tree).
+    #[arg(long, value_delimiter = ',', default_value = "1,4,8,16,32")]
+    pub leaves: Vec<usize>,
+    /// Simulations per position in the single-game figures.
+    #[arg(long, default_value_t = 800)]
+    pub single_sims: usize,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -61,21 +74,23 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let mut net = crate::neuralnet::NetEvaluator::new(net);
         pool.install(|| measure(&args, threads, &mut net))?;
     }
-    // Single-game search, one leaf per evaluator call: the cost a player pays per simulation.
-    let mut mcts = Mcts::new(crate::search::SearchParams::default(), 1);
-    let pos = Position::start(args.variant);
-    let sims = 20_000;
-    let t = Instant::now();
-    mcts.search(&pos, sims, &mut uniform)?;
-    let secs = t.elapsed().as_secs_f64();
-    println!(
-        "{:<24} {:>12.0} {:>14.0} {:>10} {:>8}",
-        "uniform, single game",
-        sims as f64 / secs,
-        sims as f64 / secs,
-        "-",
-        "-"
-    );
+    single_game(&args, &mut uniform)?;
+    let models = if args.models.is_empty() {
+        let shipped = std::path::PathBuf::from(format!("models/{}.safetensors", args.variant));
+        if shipped.is_file() {
+            vec![shipped]
+        } else {
+            Vec::new()
+        }
+    } else {
+        args.models.clone()
+    };
+    for path in &models {
+        let mut net =
+            crate::neuralnet::NetEvaluator::load_for(path, args.variant, DeviceChoice::Auto)
+                .with_context(|| format!("cannot load {}", path.display()))?;
+        single_game(&args, &mut net)?;
+    }
     Ok(())
 }
 
@@ -98,6 +113,73 @@ fn measure(args: &Args, threads: usize, evaluator: &mut dyn Evaluator) -> anyhow
         100.0 * stats.avg_fill()
     );
     Ok(())
+}
+
+/// Single-game search, as a player searches (`bao play`, `bao engine`, matches): simulations
+/// per second on one thread at each `--leaves`, over positions from random games, each
+/// searched from a fresh tree (no cache: the cost of the search itself).
+fn single_game(args: &Args, evaluator: &mut dyn Evaluator) -> anyhow::Result<()> {
+    let positions = super::players::sample_positions(args.variant, 8, 1);
+    for &leaves in &args.leaves {
+        let params = SearchParams {
+            leaves_per_step: leaves,
+            ..SearchParams::default()
+        };
+        params.validate().context("--leaves")?;
+        let (mut sims, mut calls, mut fill) = (0u64, 0u64, 0.0f64);
+        let mut timed = Timed {
+            inner: &mut *evaluator,
+            secs: 0.0,
+        };
+        let t = Instant::now();
+        for (i, pos) in positions.iter().enumerate() {
+            let mut mcts = Mcts::new(params.clone(), i as u64);
+            sims += mcts.search(pos, args.single_sims, &mut timed)?.simulations as u64;
+            let stats = mcts.last_stats();
+            calls += stats.evaluator_calls as u64;
+            fill += stats.batch_fill as f64 * stats.evaluator_calls as f64;
+        }
+        let secs = t.elapsed().as_secs_f64();
+        let rate = sims as f64 / secs;
+        println!(
+            "{:<24} {:>12.0} {:>14.0} {:>9.0}% {:>7.0}%",
+            format!("{}, 1 game, {leaves} leaves", short(&timed.name())),
+            rate,
+            rate,
+            100.0 * timed.secs / secs,
+            100.0 * fill / calls.max(1) as f64
+        );
+    }
+    Ok(())
+}
+
+/// An evaluator that adds up the time spent inside it.
+struct Timed<'a> {
+    inner: &'a mut dyn Evaluator,
+    secs: f64,
+}
+
+impl Evaluator for Timed<'_> {
+    fn evaluate(
+        &mut self,
+        positions: &[crate::game::Position],
+        masks: &[u64],
+        policy: &mut [f32],
+        values: &mut [f32],
+    ) -> anyhow::Result<()> {
+        let t = Instant::now();
+        let r = self.inner.evaluate(positions, masks, policy, values);
+        self.secs += t.elapsed().as_secs_f64();
+        r
+    }
+    fn name(&self) -> String {
+        self.inner.name()
+    }
+}
+
+/// The last path component of an evaluator's name (checkpoint paths are long).
+fn short(name: &str) -> &str {
+    name.rsplit('/').next().unwrap_or(name)
 }
 
 fn tempfile_dir() -> anyhow::Result<std::path::PathBuf> {
