@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""Summarises the equal-time ladder (scripts/ladder.sh) into ladder.csv, ladder.json and
+ladder.svg: for each variant and time per move, the network's score and Elo against
+alpha-beta at the same time, with 95% intervals and what each side spent per move.
+
+Usage: scripts/ladder_report.py docs/ladder
+Only the standard library: the figure is hand-written SVG.
+"""
+import csv
+import json
+import math
+import re
+import sys
+from pathlib import Path
+
+
+def point(path):
+    """One ladder point from a two-player results.json (net first, alpha-beta second)."""
+    r = json.loads(path.read_text())
+    pair = r["pairs"][0]
+    net, ab = r["costs"][0], r["costs"][1]
+    # Elo of the network over alpha-beta: the fit anchors player 0 (the network) at 0.
+    ab_rating = r["ratings"][1]
+    elo = -ab_rating["elo"] if ab_rating["elo"] is not None else None
+    ci = ab_rating.get("elo_ci95")
+    elo_ci = (-ci[1], -ci[0]) if ci else (None, None)
+    return {
+        "variant": r["variant"],
+        "ms": int(re.search(r"-(\d+)ms$", path.parent.name).group(1)),
+        "clock": r["clock"],
+        "games": pair["games"],
+        "net_wins": pair["a_wins"],
+        "ab_wins": pair["b_wins"],
+        "unfinished": pair["unfinished"],
+        "net_score": pair["a_win_rate"],
+        "net_score_lo": pair["a_win_rate_ci95"][0],
+        "net_score_hi": pair["a_win_rate_ci95"][1],
+        "net_elo": elo,
+        "net_elo_lo": elo_ci[0],
+        "net_elo_hi": elo_ci[1],
+        "net_mean_ms": net["mean_ms"],
+        "net_max_ms": net["max_ms"],
+        "net_sims_per_move": net["nodes_per_move"],
+        "net_batch_fill": net["batch_fill"],
+        "ab_mean_ms": ab["mean_ms"],
+        "ab_max_ms": ab["max_ms"],
+        "ab_nodes_per_move": ab["nodes_per_move"],
+        "ab_mean_depth": ab["mean_depth"],
+        "ab_max_depth": ab["max_depth"],
+        "elapsed_s": r["elapsed_s"],
+    }
+
+
+def svg(points):
+    """Elo of each shipped network over alpha-beta against time per move (log scale)."""
+    w, h, left, right, top, bottom = 640, 400, 70, 150, 30, 50
+    xs = sorted({p["ms"] for p in points})
+    lo = min([p["net_elo_lo"] for p in points if p["net_elo_lo"] is not None] + [-400])
+    hi = max([p["net_elo_hi"] for p in points if p["net_elo_hi"] is not None] + [100])
+    lo, hi = math.floor(lo / 100) * 100, math.ceil(hi / 100) * 100
+    lx = [math.log10(x) for x in xs]
+    x0, x1 = min(lx) - 0.15, max(lx) + 0.15
+
+    def X(ms):
+        return left + (math.log10(ms) - x0) / (x1 - x0) * (w - left - right)
+
+    def Y(e):
+        return top + (hi - e) / (hi - lo) * (h - top - bottom)
+
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12">',
+           f'<rect width="{w}" height="{h}" fill="white"/>',
+           f'<text x="{left}" y="18" font-size="14">Shipped network vs alpha-beta at equal CPU time per move</text>']
+    for e in range(lo, hi + 1, 100):
+        out.append(f'<line x1="{left}" x2="{w - right}" y1="{Y(e):.1f}" y2="{Y(e):.1f}" stroke="{"#888" if e == 0 else "#eee"}"/>')
+        out.append(f'<text x="{left - 8}" y="{Y(e) + 4:.1f}" text-anchor="end">{e}</text>')
+    for ms in xs:
+        out.append(f'<text x="{X(ms):.1f}" y="{h - bottom + 18}" text-anchor="middle">{ms}</text>')
+    out.append(f'<text x="{(left + w - right) / 2}" y="{h - 12}" text-anchor="middle">ms per move (log scale)</text>')
+    out.append(f'<text transform="translate(18,{(top + h - bottom) / 2}) rotate(-90)" text-anchor="middle">Elo of the network over alpha-beta (95%)</text>')
+    colours = {"kiswahili": "#c0392b", "kujifunza": "#2471a3"}
+    for k, variant in enumerate(sorted({p["variant"] for p in points})):
+        c = colours.get(variant, "#333")
+        mine = sorted((p for p in points if p["variant"] == variant and p["net_elo"] is not None), key=lambda p: p["ms"])
+        if len(mine) > 1:
+            path = " ".join(f'{"M" if i == 0 else "L"}{X(p["ms"]):.1f},{Y(p["net_elo"]):.1f}' for i, p in enumerate(mine))
+            out.append(f'<path d="{path}" fill="none" stroke="{c}" stroke-width="2"/>')
+        for p in mine:
+            x = X(p["ms"]) + (k - 0.5) * 6
+            if p["net_elo_lo"] is not None:
+                out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{Y(max(p["net_elo_lo"], lo)):.1f}" y2="{Y(min(p["net_elo_hi"], hi)):.1f}" stroke="{c}"/>')
+            out.append(f'<circle cx="{x:.1f}" cy="{Y(p["net_elo"]):.1f}" r="4" fill="{c}"><title>{variant} {p["ms"]} ms: {p["net_wins"]}-{p["ab_wins"]} of {p["games"]}</title></circle>')
+        out.append(f'<rect x="{w - right + 15}" y="{top + 20 * k}" width="12" height="12" fill="{c}"/>')
+        out.append(f'<text x="{w - right + 32}" y="{top + 20 * k + 11}">{variant}</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def main():
+    root = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/ladder")
+    runs = [p for p in root.glob("*/results.json") if re.fullmatch(r"[a-z]+-\d+ms", p.parent.name)]
+    points = sorted((point(p) for p in runs), key=lambda p: (p["variant"], p["ms"]))
+    if not points:
+        sys.exit(f"no ladder results under {root}")
+    with open(root / "ladder.csv", "w", newline="") as f:
+        wr = csv.DictWriter(f, fieldnames=list(points[0]))
+        wr.writeheader()
+        wr.writerows(points)
+    (root / "ladder.json").write_text(json.dumps(points, indent=1) + "\n")
+    (root / "ladder.svg").write_text(svg(points))
+    def fmt(x, p=0):
+        if x is None:
+            return "-"
+        return f"{0.0 if abs(x) < 0.5 * 10 ** -p else x:.{p}f}"  # no "-0"
+
+    print("| variant | ms/move | games | net W-L | net score (95%) | net Elo (95%) | net ms mean/max | net sims/move | a-b ms mean/max | a-b depth mean/max |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for p in points:
+        print(f'| {p["variant"]} | {p["ms"]} | {p["games"]} | {p["net_wins"]}-{p["ab_wins"]} | '
+              f'{fmt(100 * p["net_score"], 1) if p["net_score"] is not None else "-"}% '
+              f'({100 * p["net_score_lo"]:.1f}-{100 * p["net_score_hi"]:.1f}) | '
+              f'{fmt(p["net_elo"])} ({fmt(p["net_elo_lo"])} .. {fmt(p["net_elo_hi"])}) | '
+              f'{fmt(p["net_mean_ms"], 1)}/{fmt(p["net_max_ms"], 1)} | {fmt(p["net_sims_per_move"])} | '
+              f'{fmt(p["ab_mean_ms"], 1)}/{fmt(p["ab_max_ms"], 1)} | {fmt(p["ab_mean_depth"], 1)}/{fmt(p["ab_max_depth"])} |')
+    print(f"wrote {root / 'ladder.csv'}, {root / 'ladder.json'} and {root / 'ladder.svg'}")
+
+
+if __name__ == "__main__":
+    main()
