@@ -1,10 +1,10 @@
-//! Rules tests, one or more per section of RULES.md (cited as R1..R13).
+//! Rules tests, one or more per section of docs/RULES.md (cited as R1..R13).
 
 use bao::game::{facing, After, Dir, Hole, MoveKind, Position, Side, Variant, WinReason};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-/// Builds a position from rows as RULES.md writes them (hole 1 first, from each owner's left).
+/// Builds a position from rows as docs/RULES.md writes them (hole 1 first, from each owner's left).
 #[allow(clippy::too_many_arguments)]
 fn state(
     variant: &str,

@@ -1,4 +1,4 @@
-//! The conformance sample of `RULES.md` (tests/vectors, from an independent implementation):
+//! The conformance sample of `docs/RULES.md` (tests/vectors, from an independent implementation):
 //! every legal move of every position, with its result, must be reproduced exactly.
 //! Covers R3..R11 as the sample's tags list them (kichwa choice, tax, safari, takasia, 16+
 //! starts, lone kichwa, mid-move wins, no-move losses, infinite moves).

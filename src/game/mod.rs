@@ -1,4 +1,4 @@
-//! The rules core: both Bao variants exactly as `RULES.md` defines them.
+//! The rules core: both Bao variants exactly as `docs/RULES.md` defines them.
 //!
 //! Depends on nothing but `std`, `serde` (JSON, R13), `thiserror` and `rayon` (batched
 //! stepping). It knows nothing of search or networks; they see it through [`Position`],

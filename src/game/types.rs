@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-/// Which game is played (RULES.md intro).
+/// Which game is played (docs/RULES.md, introduction).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Variant {
