@@ -5,29 +5,45 @@
 //! position startpos [moves m1 m2 ...]           -> ok
 //! position json <R13 JSON> [moves m1 m2 ...]    -> ok
 //! go [sims N] [depth D] [movetime MS]           -> bestmove <move>
+//! stop                                          -> (the running go answers now)
 //! name                                          -> name <text>
-//! quit                                          -> (exits, no answer)
+//! quit                                          -> (exits, no answer; stops a running go)
 //! ```
 //!
 //! Anything malformed or illegal is answered `error <reason>` and changes nothing; the engine
-//! keeps going. `position json` switches to the JSON's variant. The session logic is
-//! [`EngineSession`], so it can be tested without a process.
+//! keeps going (a line that is not UTF-8 included; errors quote at most
+//! [`QUOTE_CHARS`] characters of what they got). `position json` switches to the JSON's
+//! variant. `go` searches on a worker thread while commands are still read: `stop` ends the
+//! search (it answers `bestmove` with the best move so far), `quit` stops it and exits, and any
+//! other command meanwhile gets `error busy ...`. `movetime` is measured on the searching
+//! thread's CPU clock (`--clock wall` for real time). The session logic is [`EngineSession`], so
+//! it can be tested without a process.
 
 use std::io::{BufRead, Write};
+use std::sync::mpsc;
 use std::time::Duration;
 
 use anyhow::Context;
 
 use crate::game::{After, Position, Variant};
+use crate::program::players::spec::AlphaBetaParams;
 use crate::program::players::{self, Limits, Player, PlayerSpec};
+use crate::search::{ClockKind, StopSignal};
+
+/// Most characters of a bad command an error quotes back (a 10 MB line gets a short answer).
+pub const QUOTE_CHARS: usize = 40;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The player that answers `go`, e.g. `alphabeta:ms=200`.
     pub player: String,
-    /// The variant until a `variant` or `position json` command says otherwise.
-    #[arg(long, default_value = "kiswahili")]
-    pub variant: Variant,
+    /// The variant until a `variant` or `position json` command says otherwise (default: the
+    /// checkpoint's variant for a `net:` player, else kiswahili).
+    #[arg(long)]
+    pub variant: Option<Variant>,
+    /// The clock `go movetime` and a spec's `ms=` are measured on: `cpu` or `wall`.
+    #[arg(long, default_value_t = ClockKind::Cpu)]
+    pub clock: ClockKind,
     /// Seed of random players.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -37,6 +53,7 @@ pub struct Args {
 pub struct EngineSession {
     spec: PlayerSpec,
     seed: u64,
+    clock: ClockKind,
     variant: Variant,
     player: Box<dyn Player>,
     /// `None` once the moves of a `position` command ended the game.
@@ -50,25 +67,42 @@ impl EngineSession {
         Ok(EngineSession {
             spec,
             seed,
+            clock: ClockKind::Cpu,
             variant,
             player,
             position: Some(Position::start(variant)),
         })
     }
 
-    /// The answer to one command line; `None` for `quit`.
+    /// Measures `go movetime` and `ms=` on `clock`.
+    pub fn set_clock(&mut self, clock: ClockKind) {
+        self.clock = clock;
+    }
+
+    /// The answer to one command line; `None` for `quit`. A `go` runs to its end here (the
+    /// process driver, [`run`], runs it on a worker thread so that `stop` can end it).
     pub fn respond(&mut self, line: &str) -> Option<String> {
+        self.respond_with(line, None)
+    }
+
+    /// [`Self::respond`], with `stop` ending a `go` early when another thread raises it.
+    pub fn respond_with(&mut self, line: &str, stop: Option<StopSignal>) -> Option<String> {
         let words: Vec<&str> = line.split_whitespace().collect();
         match words.first().copied() {
             Some("quit") if words.len() == 1 => None,
-            _ => Some(match self.command(line.trim(), &words) {
+            _ => Some(match self.command(line.trim(), &words, stop) {
                 Ok(reply) => reply,
-                Err(e) => format!("error {}", format!("{e:#}").replace('\n', " ")),
+                Err(e) => error_line(&e),
             }),
         }
     }
 
-    fn command(&mut self, line: &str, words: &[&str]) -> anyhow::Result<String> {
+    fn command(
+        &mut self,
+        line: &str,
+        words: &[&str],
+        stop: Option<StopSignal>,
+    ) -> anyhow::Result<String> {
         match words {
             [] => anyhow::bail!("empty command (expected variant, position, go, name or quit)"),
             ["variant", v] => {
@@ -115,7 +149,11 @@ impl EngineSession {
                 anyhow::bail!("usage: position startpos|json <R13 JSON> [moves m1 m2 ...]")
             }
             ["go", rest @ ..] => {
-                let limits = parse_go(rest)?;
+                let limits = Limits {
+                    clock: self.clock,
+                    stop,
+                    ..parse_go(rest)?
+                };
                 let pos = self.position.context("no legal move: the game is over")?;
                 anyhow::ensure!(
                     !pos.legal_moves().is_empty(),
@@ -125,8 +163,10 @@ impl EngineSession {
                 Ok(format!("bestmove {}", chosen.mv.notation(pos.to_move())))
             }
             ["name"] => Ok(format!("name {}", self.player.name())),
+            ["stop"] => anyhow::bail!("stop: no search is running"),
             [cmd, ..] => anyhow::bail!(
-                "unknown command `{cmd}` (expected variant, position, go, name or quit)"
+                "unknown command `{}` (expected variant, position, go, stop, name or quit)",
+                quote(cmd)
             ),
         }
     }
@@ -145,7 +185,10 @@ fn moves_part<'a>(rest: &'a [&'a str]) -> anyhow::Result<&'a [&'a str]> {
     match rest {
         [] => Ok(&[]),
         ["moves", moves @ ..] => Ok(moves),
-        [other, ..] => anyhow::bail!("expected `moves` after the position, found `{other}`"),
+        [other, ..] => anyhow::bail!(
+            "expected `moves` after the position, found `{}`",
+            quote(other)
+        ),
     }
 }
 
@@ -161,18 +204,18 @@ fn parse_go(rest: &[&str]) -> anyhow::Result<Limits> {
     let mut limits = Limits::default();
     let mut it = rest.iter();
     while let Some(&key) = it.next() {
-        let value = it
-            .next()
-            .with_context(|| format!("`go {key}` needs a number"))?;
+        let (key, value) = (quote(key), it.next().map(|v| quote(v)));
+        let value = value.with_context(|| format!("`go {key}` needs a number"))?;
         let n: u64 = value.parse().map_err(|_| {
             anyhow::anyhow!("`go {key} {value}`: `{value}` is not a non-negative integer")
         })?;
-        match key {
+        match key.as_str() {
             "sims" => limits.sims = Some(u32::try_from(n).context("sims too large")?),
             "depth" => {
+                let max = AlphaBetaParams::MAX_DEPTH as u64;
                 anyhow::ensure!(
-                    (1..=64).contains(&n),
-                    "`go depth {n}`: depth must be 1..=64"
+                    (1..=max).contains(&n),
+                    "`go depth {n}`: depth must be 1..={max} (a deep search ends on `stop`)"
                 );
                 limits.depth = Some(n as u32);
             }
@@ -188,19 +231,135 @@ fn parse_go(rest: &[&str]) -> anyhow::Result<Limits> {
     Ok(limits)
 }
 
+/// At most [`QUOTE_CHARS`] characters of `text`, marked when cut.
+fn quote(text: &str) -> String {
+    match text.char_indices().nth(QUOTE_CHARS) {
+        Some((cut, _)) => format!("{}...", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
+/// An error as one protocol line.
+fn error_line(e: &anyhow::Error) -> String {
+    format!("error {}", format!("{e:#}").replace(['\n', '\r'], " "))
+}
+
+/// What the driver's loop waits for: a line from stdin, or the end of a search.
+enum Event {
+    /// A line of stdin; `Err` when it was not UTF-8.
+    Line(Result<String, std::string::FromUtf8Error>),
+    /// Stdin closed or failed.
+    Eof,
+    /// The running `go` answered.
+    Done(Option<String>),
+}
+
+/// Reads stdin line by line (as bytes, so a line that is not UTF-8 is an answerable error, not
+/// the end of the session) and hands each to the driver.
+fn read_lines(tx: mpsc::Sender<Event>) {
+    let mut stdin = std::io::stdin().lock();
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        match stdin.read_until(b'\n', &mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {
+                while buf.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
+                    buf.pop();
+                }
+                if tx
+                    .send(Event::Line(String::from_utf8(buf.clone())))
+                    .is_err()
+                {
+                    return;
+                }
+            }
+        }
+    }
+    let _ = tx.send(Event::Eof);
+}
+
+/// The variant a session starts in: `--variant`, else a network's own (from its sidecar), else
+/// Kiswahili.
+fn start_variant(args: &Args, spec: &PlayerSpec) -> anyhow::Result<Variant> {
+    if let Some(v) = args.variant {
+        return Ok(v);
+    }
+    if let PlayerSpec::Net(p) = spec {
+        let meta = crate::neuralnet::CheckpointMeta::read(&p.path)
+            .with_context(|| format!("cannot read network {}", p.path.display()))?;
+        return Ok(meta.variant);
+    }
+    Ok(Variant::Kiswahili)
+}
+
 pub fn run(args: Args) -> anyhow::Result<()> {
     let spec: PlayerSpec = args.player.parse()?;
-    let mut session = EngineSession::new(spec, args.variant, args.seed)?;
-    let stdin = std::io::stdin();
+    let variant = start_variant(&args, &spec)?;
+    let mut session = EngineSession::new(spec, variant, args.seed)?;
+    session.set_clock(args.clock);
+    let (tx, rx) = mpsc::channel();
+    let reader = tx.clone();
+    std::thread::spawn(move || read_lines(reader));
     let mut out = std::io::stdout().lock();
-    for line in stdin.lock().lines() {
-        let line = line.context("cannot read stdin")?;
-        match session.respond(&line) {
-            Some(reply) => {
-                writeln!(out, "{reply}")?;
-                out.flush()?;
+    let mut say = |line: &str| -> anyhow::Result<()> {
+        writeln!(out, "{line}")?;
+        out.flush().context("cannot write stdout")
+    };
+    while let Ok(event) = rx.recv() {
+        let line = match event {
+            Event::Line(Ok(line)) => line,
+            Event::Line(Err(_)) => {
+                say("error the line is not valid UTF-8")?;
+                continue;
             }
-            None => break,
+            Event::Eof | Event::Done(_) => break,
+        };
+        if line.split_whitespace().next() != Some("go") {
+            match session.respond(&line) {
+                Some(reply) => say(&reply)?,
+                None => break,
+            }
+            continue;
+        }
+        // `go`: search on a worker thread, answering `stop`, `quit` and (busy) anything else.
+        let stop = StopSignal::new();
+        let mut quit = false;
+        let mut eof = false;
+        std::thread::scope(|scope| -> anyhow::Result<()> {
+            let done = tx.clone();
+            let (session, line, signal) = (&mut session, &line, stop.clone());
+            scope.spawn(move || {
+                let _ = done.send(Event::Done(session.respond_with(line, Some(signal))));
+            });
+            while let Ok(event) = rx.recv() {
+                match event {
+                    Event::Done(reply) => {
+                        if let Some(reply) = reply {
+                            say(&reply)?;
+                        }
+                        break;
+                    }
+                    Event::Line(Ok(l)) => match l.trim() {
+                        "stop" => stop.stop(),
+                        "quit" => {
+                            quit = true;
+                            stop.stop();
+                        }
+                        _ => say("error busy: a search is running (send stop)")?,
+                    },
+                    Event::Line(Err(_)) => say("error the line is not valid UTF-8")?,
+                    // Stdin closed: nobody waits for this search; end it, then the session.
+                    Event::Eof => {
+                        eof = true;
+                        stop.stop();
+                    }
+                }
+            }
+            Ok(())
+        })?;
+        if quit || eof {
+            break;
         }
     }
     Ok(())

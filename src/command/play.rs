@@ -22,9 +22,13 @@ use crate::program::players::{self, ChosenMove, Limits, Player, PlayerSpec};
 pub struct Args {
     #[arg(long, default_value = "kiswahili")]
     pub variant: Variant,
-    /// The opponent, e.g. `alphabeta:ms=500` or `net:models/k.safetensors:sims=400`.
+    /// The opponent, e.g. `alphabeta:ms=500` or `net:models/k.safetensors:ms=1000`.
     #[arg(long, default_value = "alphabeta")]
     pub opponent: String,
+    /// Thinking time per move in milliseconds for an opponent whose spec sets no limit of its
+    /// own (as `bao eval --movetime`), on the searching thread's CPU clock.
+    #[arg(long, value_name = "MS")]
+    pub movetime: Option<u64>,
     /// Your side: S (moves first) or N.
     #[arg(long, default_value = "S")]
     pub side: String,
@@ -253,7 +257,11 @@ pub fn session(
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let spec: PlayerSpec = args.opponent.parse()?;
+    let mut spec: PlayerSpec = args.opponent.parse()?;
+    if let Some(ms) = args.movetime {
+        anyhow::ensure!(ms >= 1, "--movetime must be at least 1 ms");
+        spec = spec.with_default_movetime(ms);
+    }
     let side = Side::from_letter(&args.side.to_ascii_uppercase())
         .with_context(|| format!("--side must be S or N, not `{}`", args.side))?;
     let stdin = std::io::stdin();

@@ -17,8 +17,8 @@ pub struct Args {
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub addr: SocketAddr,
     /// An opponent to offer (player spec, as for `bao play`); repeat for several, the first is
-    /// the default. Default: the shipped networks found under models/ (sims=200), then
-    /// alphabeta:ms=1000, greedy and random.
+    /// the default. Default: the shipped networks found under models/ and alpha-beta, each
+    /// thinking 1000 ms a move, then greedy and random.
     #[arg(long = "opponent")]
     pub opponents: Vec<String>,
     /// Most live games; when full, the game idle longest (over --idle-minutes) is closed.
@@ -52,7 +52,7 @@ fn default_opponents() -> Vec<String> {
     ]
     .into_iter()
     .filter(|p| Path::new(p).is_file())
-    .map(|p| format!("net:{p}:sims=200"))
+    .map(|p| format!("net:{p}:ms=1000"))
     .collect();
     specs.extend(["alphabeta:ms=1000", "greedy", "random"].map(String::from));
     specs
