@@ -122,7 +122,7 @@ fn stop_ends_a_deep_search_and_other_commands_wait() {
         "{best}"
     );
     // The session goes on.
-    assert_eq!(e.ask("name"), "name alphabeta");
+    assert!(e.ask("name").starts_with("name alphabeta"));
     assert!(e.ask("stop").starts_with("error "), "stop without a search");
     e.quit();
 }
