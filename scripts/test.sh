@@ -6,4 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-e2e.sh || echo "test: browser test prerequisites missing (see above); continuing" >&2
 . scripts/setup.sh
+# The lint gate: formatting and clippy (all targets, warnings are errors) before the tests.
+cargo fmt --check
+cargo clippy --locked --all-targets -- -D warnings
 cargo test --locked "$@"

@@ -506,7 +506,7 @@ fn corrupt_and_stray_shards_are_set_aside_not_trained_on() {
     let status = bao::program::fleet::status::run_status(&store).unwrap();
     assert_eq!(status.stray_objects, 2);
     assert!(
-        status.generations.get(&0).map_or(true, |g| g.shards == 0),
+        status.generations.get(&0).is_none_or(|g| g.shards == 0),
         "{:?}",
         status.generations
     );

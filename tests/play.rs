@@ -105,15 +105,13 @@ fn a_scripted_game_through_a_pipe_with_refusals_save_load_and_replay() {
 
     // Play the first legal move each turn (lower-cased: the short form) until the game ends.
     let mut screen = String::new();
-    let mut mine = 0;
-    for _ in 0..200 {
+    for mine in 0..200 {
         let moves = if mine == 0 {
             first.clone()
         } else {
             legal_moves(&screen)
         };
         screen = s.send(&moves[0].to_ascii_lowercase());
-        mine += 1;
         assert!(
             screen.contains("greedy: ") || screen.contains("Game over"),
             "{screen}"

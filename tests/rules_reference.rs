@@ -218,8 +218,7 @@ impl Ref {
             return;
         }
         let need_two = !self.nyumba[me] && (0..8).any(|h| mine[h] >= 2);
-        for h in 0..8 {
-            let c = mine[h];
+        for (h, &c) in mine.iter().enumerate().take(8) {
             if c == 0 || (need_two && c < 2) || (nyumba_big && h == NYUMBA) || self.blocked(h) {
                 continue;
             }

@@ -172,14 +172,12 @@ fn visit_counts_sum_to_simulations() {
             (total - 1.0).abs() < 1e-4,
             "policy sums to one, got {total}"
         );
-        assert_eq!(
-            r.policy
-                .iter()
-                .enumerate()
-                .filter(|(_, p)| **p > 0.0)
-                .all(|(a, _)| r.legal_mask() >> a & 1 == 1),
-            true
-        );
+        assert!(r
+            .policy
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| **p > 0.0)
+            .all(|(a, _)| r.legal_mask() >> a & 1 == 1));
     }
 }
 

@@ -13,11 +13,11 @@ fn sample(k: u32) -> Sample {
         position: pos.to_bytes(),
         legal: pos.legal_moves().mask() | (k as u64) << 60,
         policy: std::array::from_fn(|a| (a as f32 + k as f32) / 1000.0),
-        z: if k % 2 == 0 { 1.0 } else { -1.0 },
+        z: if k.is_multiple_of(2) { 1.0 } else { -1.0 },
         q: -0.25 * k as f32,
         game_id: 1_000_000_007 + k as u64,
         ply: k * 3,
-        full_search: k % 3 != 0,
+        full_search: !k.is_multiple_of(3),
     }
 }
 

@@ -151,7 +151,7 @@ fn a_new_run_can_start_from_a_checkpoint() {
         from_init[0].selfplay_positions
     );
     assert!(
-        from_init[0].selfplay_games >= 16 && from_init[0].selfplay_games % 8 == 0,
+        from_init[0].selfplay_games >= 16 && from_init[0].selfplay_games.is_multiple_of(8),
         "{}",
         from_init[0].selfplay_games
     );
@@ -257,8 +257,10 @@ fn trainer_overfits_a_small_fixed_set() {
         tch::Device::Cpu,
     )
     .unwrap();
-    let mut opt = OptimizerConfig::default();
-    opt.learning_rate = 0.01;
+    let opt = OptimizerConfig {
+        learning_rate: 0.01,
+        ..OptimizerConfig::default()
+    };
     let mut learner = Learner::new(net, opt).unwrap();
     let mut rng = rand::rngs::SmallRng::seed_from_u64(1);
     let first = train_steps(&mut learner, &window, 5, 64, false, 0.0, &mut rng, |_| {

@@ -19,7 +19,7 @@ impl Move {
     /// The move with this action index; `None` when `action >= ACTIONS`.
     pub fn from_action(action: usize) -> Option<Move> {
         let hole = Hole::from_ring(action / 4)?;
-        let dir = if (action / 2) % 2 == 0 {
+        let dir = if (action / 2).is_multiple_of(2) {
             Dir::Clockwise
         } else {
             Dir::Anticlockwise

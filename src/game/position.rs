@@ -194,9 +194,9 @@ impl Position {
     pub fn mirrored(&self) -> Position {
         let mirror = |ring: usize| if ring < 8 { 7 - ring } else { 23 - ring };
         let mut holes = [[0u8; 16]; 2];
-        for side in 0..2 {
-            for r in 0..16 {
-                holes[side][mirror(r)] = self.holes[side][r];
+        for (dst, src) in holes.iter_mut().zip(&self.holes) {
+            for (r, &seeds) in src.iter().enumerate() {
+                dst[mirror(r)] = seeds;
             }
         }
         Position {

@@ -137,10 +137,10 @@ mod tests {
                 .fold(0u16, |m, i| m | 1 << i);
             assert_eq!(at_least(r, k), want, "k {k}");
         }
-        for i in 0..16 {
-            assert_eq!(at(r, i), holes[i]);
+        for (i, &h) in holes.iter().enumerate() {
+            assert_eq!(at(r, i), h);
             assert_eq!(at(cleared(r, i), i), 0);
-            assert_eq!(at(added(r, i, 3), i), holes[i] + 3);
+            assert_eq!(at(added(r, i, 3), i), h + 3);
         }
     }
 }

@@ -163,9 +163,9 @@ fn reach(n: usize, from: usize, edge: impl Fn(usize, usize) -> bool) -> Vec<bool
     seen[from] = true;
     let mut stack = vec![from];
     while let Some(a) = stack.pop() {
-        for b in 0..n {
-            if !seen[b] && edge(a, b) {
-                seen[b] = true;
+        for (b, s) in seen.iter_mut().enumerate() {
+            if !*s && edge(a, b) {
+                *s = true;
                 stack.push(b);
             }
         }
@@ -187,11 +187,12 @@ fn solve(a: &[Vec<f64>], b: &[f64]) -> Option<Vec<f64>> {
             return None;
         }
         aug.swap(c, p);
-        for r in 0..m {
+        let pivot = aug[c].clone();
+        for (r, row) in aug.iter_mut().enumerate() {
             if r != c {
-                let f = aug[r][c] / aug[c][c];
-                for k in c..=m {
-                    aug[r][k] -= f * aug[c][k];
+                let f = row[c] / pivot[c];
+                for (x, p) in row[c..].iter_mut().zip(&pivot[c..]) {
+                    *x -= f * p;
                 }
             }
         }

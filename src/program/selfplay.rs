@@ -405,11 +405,10 @@ pub fn run_selfplay(
             .for_each(|s| s.select(params, cfg));
 
         // Finished games: samples to shards, records beside them, new games in their place.
-        for k in 0..slots.len() {
-            if !slots[k].done {
+        for slot in slots.iter_mut() {
+            if !slot.done {
                 continue;
             }
-            let slot = &mut slots[k];
             stats.games += 1;
             stats.plies += slot.ply as u64;
             stats.simulations += slot.sims;
@@ -432,9 +431,9 @@ pub fn run_selfplay(
             }
             bar.inc(1);
             if (next_id as usize) < games {
-                slots[k] = Slot::new(next_id, start, cfg.seed, params, cfg);
+                *slot = Slot::new(next_id, start, cfg.seed, params, cfg);
                 next_id += 1;
-                slots[k].select(params, cfg);
+                slot.select(params, cfg);
             }
         }
         slots.retain(|s| !s.done);

@@ -547,7 +547,7 @@ fn run_job(
     cache: &mut [Option<Box<dyn Player>>],
 ) -> anyhow::Result<GameSummary> {
     // Even games give `a` South, odd games give it North: each opening twice, colours swapped.
-    let (south, north) = if job.game % 2 == 0 {
+    let (south, north) = if job.game.is_multiple_of(2) {
         (job.a, job.b)
     } else {
         (job.b, job.a)

@@ -146,10 +146,11 @@ impl Mcts {
         };
         let mut fill = 0.0f64;
         while !tree.is_done() {
-            if (timed || clock.stopped()) && tree.simulations() > 0 {
-                if tree.root_proven() || clock.would_overrun(self.step_estimate) {
-                    break;
-                }
+            if (timed || clock.stopped())
+                && tree.simulations() > 0
+                && (tree.root_proven() || clock.would_overrun(self.step_estimate))
+            {
+                break;
             }
             self.positions.clear();
             self.masks.clear();

@@ -201,7 +201,9 @@ impl AlphaBeta {
         beta: i32,
     ) -> i32 {
         self.nodes += 1;
-        if self.nodes % Self::CLOCK_EVERY == 0 && self.clock.as_ref().is_some_and(Clock::expired) {
+        if self.nodes.is_multiple_of(Self::CLOCK_EVERY)
+            && self.clock.as_ref().is_some_and(Clock::expired)
+        {
             self.aborted = true;
         }
         if self.aborted {
@@ -246,7 +248,7 @@ impl AlphaBeta {
             };
             order[i] = (s, i as u8);
         }
-        order[..n].sort_unstable_by(|x, y| y.0.cmp(&x.0));
+        order[..n].sort_unstable_by_key(|x| std::cmp::Reverse(x.0));
 
         let alpha0 = alpha;
         let mut best_score = -WIN - 1;

@@ -177,7 +177,7 @@ impl Player for SearchPlayer {
         self.mcts.advance(best);
         let mover = pos.to_move();
         let mut children = result.children.clone();
-        children.sort_by(|a, b| b.visits.cmp(&a.visits));
+        children.sort_by_key(|c| std::cmp::Reverse(c.visits));
         let top = children
             .iter()
             .take(5)
