@@ -208,3 +208,37 @@ fn a_broken_record_is_refused_naming_the_move() {
         "{err:#}"
     );
 }
+
+/// Issue 16: an `ext:` engine that crashes or plays an illegal move loses the game (as `bao
+/// eval` counts it); the session goes on and the person can save.
+#[test]
+fn an_engine_that_crashes_or_plays_illegal_forfeits_and_the_game_can_be_saved() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, on_go) in [("crash", "exit 3"), ("illegal", "echo 'bestmove Z9Z'")] {
+        let script = dir.path().join(format!("{name}.sh"));
+        std::fs::write(
+            &script,
+            format!(
+                "while read -r line; do case \"$line\" in go*) {on_go} ;; name*) echo 'name {name}' ;; *) echo ok ;; esac; done\n"
+            ),
+        )
+        .unwrap();
+        let spec = format!("ext:\"sh {}\"", script.display());
+        // The engine plays South and fails on its first move.
+        let mut s = Session::start(&["--variant", "kujifunza", "--side", "N", "--opponent", &spec]);
+        let screen = s.until_prompt();
+        assert!(
+            screen.contains("forfeits") && screen.contains("You win"),
+            "{name}:\n{screen}"
+        );
+        assert!(
+            s.send("A1L").contains("refused: the game is over"),
+            "{name}"
+        );
+        let file = dir.path().join(format!("{name}.json"));
+        let saved = s.send(&format!("save {}", file.display()));
+        assert!(saved.contains("saved 0 moves"), "{name}: {saved}");
+        assert!(PlayRecord::load(&file).is_ok());
+        s.quit();
+    }
+}

@@ -137,6 +137,9 @@ pub fn session(
         }
     )?;
     let mut show_board = true;
+    // Why the engine lost by forfeit (it failed or played an illegal move), as `bao eval`
+    // counts it; the person can still undo, save or load.
+    let mut forfeit: Option<String> = None;
     loop {
         let fresh = show_board;
         if show_board {
@@ -158,12 +161,24 @@ pub fn session(
             )?;
         }
         let pos = game.current();
-        if let (None, Some(p)) = (outcome, pos) {
+        if let (None, None, Some(p)) = (outcome, &forfeit, pos) {
             if p.to_move() != human {
-                let c = engine.choose(&p, &Limits::default())?;
-                describe(out, &engine_name, &p, &c)?;
-                game.push(c.mv);
-                show_board = true;
+                match engine_move(&mut *engine, &p) {
+                    Ok(c) => {
+                        describe(out, &engine_name, &p, &c)?;
+                        game.push(c.mv);
+                        show_board = true;
+                    }
+                    Err(e) => {
+                        let reason = format!("{e:#}").replace('\n', " ");
+                        writeln!(
+                            out,
+                            "{engine_name} failed: {reason}\nGame over: You win ({engine_name} \
+                             forfeits, as bao eval counts it). undo, save FILE, load FILE or quit."
+                        )?;
+                        forfeit = Some(reason);
+                    }
+                }
                 continue;
             }
             if fresh {
@@ -191,10 +206,10 @@ pub fn session(
                 None => writeln!(out, "the game is over")?,
             },
             ("hint", "") => match pos.filter(|_| outcome.is_none()) {
-                Some(p) => {
-                    let c = engine.choose(&p, &Limits::default())?;
-                    describe(out, "hint", &p, &c)?;
-                }
+                Some(p) => match engine_move(&mut *engine, &p) {
+                    Ok(c) => describe(out, "hint", &p, &c)?,
+                    Err(e) => writeln!(out, "no hint: {engine_name} failed: {e:#}")?,
+                },
                 None => writeln!(out, "the game is over")?,
             },
             ("undo", "") => {
@@ -208,6 +223,7 @@ pub fn session(
                 }
                 if game.current().is_some_and(|p| p.to_move() == human) && !undone.is_empty() {
                     writeln!(out, "took back {} move(s)", undone.len())?;
+                    forfeit = None;
                     show_board = true;
                 } else {
                     // Nothing of the human's to take back (e.g. the engine opened): restore.
@@ -236,6 +252,7 @@ pub fn session(
                         writeln!(out, "loaded {} moves from {file}", g.moves().len())?;
                         game = g;
                         engine.new_game(seed);
+                        forfeit = None;
                         show_board = true;
                     }
                     Err(e) => writeln!(out, "cannot load: {e:#}")?,
@@ -243,6 +260,10 @@ pub fn session(
             }
             ("save" | "load", _) => writeln!(out, "usage: {cmd} FILE")?,
             _ => match (outcome, pos) {
+                _ if forfeit.is_some() => writeln!(
+                    out,
+                    "refused: the game is over ({engine_name} forfeited; {HELP})"
+                )?,
                 (None, Some(p)) => match resolve_move(&p, line) {
                     Ok(lm) => {
                         game.push(lm);
@@ -254,6 +275,18 @@ pub fn session(
             },
         }
     }
+}
+
+/// The engine's move in `pos`, checked to be one of the position's legal moves: a player that
+/// fails or answers with anything else loses the game, as in `bao eval`.
+fn engine_move(engine: &mut dyn Player, pos: &Position) -> anyhow::Result<ChosenMove> {
+    let c = engine.choose(pos, &Limits::default())?;
+    anyhow::ensure!(
+        pos.legal_moves().get(c.mv.mv) == Some(&c.mv),
+        "it played an illegal move ({:?})",
+        c.mv.mv
+    );
+    Ok(c)
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
