@@ -212,6 +212,15 @@ fn foreign_and_corrupt_run_directories_are_refused() {
         "mine",
         "left intact"
     );
+    // Issue 16: a second trainer on a directory in use is refused, naming the holder.
+    let busy = tmp.path().join("busy");
+    let held = bao::program::runlock::RunLock::acquire(&busy).unwrap();
+    let err = format!("{:#}", train(&cfg, &busy, None).unwrap_err());
+    assert!(
+        err.contains("in use by another process") && err.contains("pid "),
+        "{err}"
+    );
+    drop(held);
     let corrupt = tmp.path().join("corrupt");
     std::fs::create_dir_all(&corrupt).unwrap();
     std::fs::copy(&cfg, corrupt.join("config.toml")).unwrap();

@@ -7,6 +7,7 @@ pub mod game;
 pub mod movecost;
 pub mod players;
 pub mod random_games;
+pub mod runlock;
 pub mod selfplay;
 pub mod serve;
 pub mod sprt;

@@ -257,6 +257,15 @@ pub fn train(
     let config_text = std::fs::read_to_string(config_path)?;
     let dir = RunDir(run_dir.to_path_buf());
     let device = config.train.device.resolve()?;
+    // A directory that is not a run is refused before the lock file would be written into it.
+    if !dir.state().exists() && holds_foreign_files(&dir.0)? {
+        bail!(
+            "{} exists, is not empty and has no state.json: not a bao run directory (or one whose first generation never finished); remove it or pick another --run",
+            dir.0.display()
+        );
+    }
+    // Before anything in the directory is read or changed, and held to the end.
+    let _lock = super::runlock::RunLock::acquire(&dir.0)?;
     crate::neuralnet::configure_threads(None);
 
     let (mut state, learner) = if dir.state().exists() {
@@ -293,12 +302,6 @@ pub fn train(
         }
         (state, learner)
     } else {
-        if dir.0.exists() && std::fs::read_dir(&dir.0)?.next().is_some() {
-            bail!(
-                "{} exists, is not empty and has no state.json: not a bao run directory (or one whose first generation never finished); remove it or pick another --run",
-                dir.0.display()
-            );
-        }
         std::fs::create_dir_all(dir.0.join("models"))?;
         write_atomic(&dir.0.join("config.toml"), config_text.as_bytes())?;
         let learner = initial_learner(&config, device, init)?;
@@ -555,6 +558,17 @@ pub fn load_window(dirs: &[PathBuf], size: usize) -> anyhow::Result<Vec<Sample>>
     }
     window.truncate(size);
     Ok(window)
+}
+
+/// True when `dir` exists and holds anything but a run lock file.
+fn holds_foreign_files(dir: &Path) -> anyhow::Result<bool> {
+    if !dir.exists() {
+        return Ok(false);
+    }
+    Ok(std::fs::read_dir(dir)
+        .with_context(|| format!("cannot read {}", dir.display()))?
+        .filter_map(Result::ok)
+        .any(|e| e.file_name() != "lock"))
 }
 
 /// Trains `steps` minibatches drawn uniformly from `window`; returns the mean losses.
