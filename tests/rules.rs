@@ -614,3 +614,64 @@ fn features_are_from_the_side_to_move() {
     assert_eq!(fq[11 * CELLS], 21.0 / 22.0);
     let _ = Dir::Clockwise;
 }
+
+/// Issue 16: states that cannot arise are refused with the rule that forbids them: an owned
+/// but empty nyumba (R8), takasia in the namua stage or on a hole of fewer than 2 seeds (R9),
+/// a side to move with an empty front row (R10).
+#[test]
+fn r8_r9_r10_states_that_cannot_arise_are_refused() {
+    let start = Position::start(Variant::Kiswahili);
+    let base: serde_json::Value = serde_json::from_str(&start.to_json()).unwrap();
+    let refused = |edit: &dyn Fn(&mut serde_json::Value), needle: &str| {
+        let mut v = base.clone();
+        edit(&mut v);
+        let e = Position::from_json(&v.to_string())
+            .expect_err(needle)
+            .to_string();
+        assert!(e.contains(needle), "wanted `{needle}` in: {e}");
+    };
+    // Owned nyumba (South's front hole 5) emptied, its seeds moved next door (R8).
+    refused(
+        &|v| {
+            let n = v["S"]["front"][4].as_i64().unwrap();
+            v["S"]["front"][4] = 0.into();
+            v["S"]["front"][3] = (v["S"]["front"][3].as_i64().unwrap() + n).into();
+        },
+        "R8",
+    );
+    // Takasia at the start: North has its hand, so this is the namua stage (R9).
+    refused(&|v| v["takasia"] = "A5".into(), "namua stage");
+    // South to move with nothing in front: all front seeds into the back row (R10).
+    refused(
+        &|v| {
+            for k in 0..8 {
+                let n = v["S"]["front"][k].as_i64().unwrap();
+                v["S"]["front"][k] = 0.into();
+                v["S"]["back"][k] = (v["S"]["back"][k].as_i64().unwrap() + n).into();
+            }
+            v["S"]["nyumba"] = false.into();
+        },
+        "R10",
+    );
+    // A mtaji-stage state (no hands) with takasia on an empty hole (R9); the same state
+    // without the mark is fine.
+    let mtaji = |takasia: Option<&str>| {
+        let mut v = base.clone();
+        for side in ["S", "N"] {
+            let hand = v[side]["hand"].as_i64().unwrap();
+            v[side]["hand"] = 0.into();
+            v[side]["back"][0] = (v[side]["back"][0].as_i64().unwrap() + hand).into();
+            v[side]["nyumba"] = false.into();
+        }
+        v["S"]["back"][1] =
+            (v["S"]["back"][1].as_i64().unwrap() + v["S"]["front"][0].as_i64().unwrap()).into();
+        v["S"]["front"][0] = 0.into();
+        v["takasia"] = takasia.map_or(serde_json::Value::Null, Into::into);
+        v.to_string()
+    };
+    Position::from_json(&mtaji(None)).expect("a mtaji state");
+    let e = Position::from_json(&mtaji(Some("A1")))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("fewer than 2") && e.contains("R9"), "{e}");
+}

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::notation::parse_hole;
-use super::position::{Position, TOTAL_SEEDS};
+use super::position::{Position, NYUMBA, TOTAL_SEEDS};
 use super::types::{Side, Variant};
 
 /// One side of an R13 state. Counts are signed so that a negative count is reported as
@@ -89,6 +89,21 @@ impl Position {
                 ));
             }
         }
+        for side in Side::BOTH {
+            // R8: ownership ends when the nyumba is emptied, so an owned one holds seeds.
+            if pos.nyumba[side.index()] && pos.holes[side.index()][NYUMBA] == 0 {
+                return err(format!(
+                    "{side} owns an empty nyumba, which cannot arise: emptying it ends its ownership (R8)"
+                ));
+            }
+        }
+        // R10: a move never empties its mover's front row, and emptying the opponent's ends
+        // the game, so the side to move always has seeds in front.
+        if pos.front(to_move).iter().all(|&c| c == 0) {
+            return err(format!(
+                "{to_move} is to move with an empty front row, which cannot arise: the game ended when it was emptied (R10)"
+            ));
+        }
         let total = pos.total_seeds();
         if total != TOTAL_SEEDS {
             return err(format!(
@@ -107,6 +122,21 @@ impl Position {
                 }
                 if variant == Variant::Kujifunza {
                     return err("kujifunza has no takasia");
+                }
+                // R9: only a move made with an empty hand creates takasia, and never on a hole
+                // of fewer than 2 seeds; the side to move has not moved since.
+                let setter = to_move.opponent().index();
+                if pos.hand[setter] > 0 {
+                    return err(format!(
+                        "takasia {name} in the namua stage: {} still has seeds in hand, and only a move made with an empty hand creates takasia (R9)",
+                        to_move.opponent()
+                    ));
+                }
+                let seeds = pos.holes[to_move.index()][hole.ring()];
+                if seeds < 2 {
+                    return err(format!(
+                        "takasia {name} on a hole of {seeds} seed(s): takasia never marks a hole with fewer than 2 (R9)"
+                    ));
                 }
                 Some(hole.ring() as u8)
             }
