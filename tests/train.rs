@@ -297,3 +297,44 @@ fn trainer_overfits_a_small_fixed_set() {
         last.total
     );
 }
+
+/// Issue 16: after a crash between appending history and committing `state.json`, or in the
+/// middle of a line, resuming leaves exactly the committed generations: no rolled-back rows,
+/// no duplicates, no torn lines.
+#[test]
+fn resume_trims_history_to_the_committed_state() {
+    let tmp = tempfile::tempdir().unwrap();
+    let one = write_config(
+        tmp.path(),
+        &CONFIG.replace("generations = 2", "generations = 1"),
+    );
+    let run = tmp.path().join("run");
+    assert_eq!(train(&one, &run, None).unwrap().len(), 1);
+    // What an interrupted generation 2 leaves behind, then a torn line.
+    let jsonl = run.join("metrics.jsonl");
+    let first = std::fs::read_to_string(&jsonl).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(first.trim()).unwrap();
+    v["generation"] = 2.into();
+    let steps = std::fs::read_to_string(run.join("steps.csv")).unwrap();
+    let step_rows = steps.lines().count();
+    assert!(step_rows > 0);
+    std::fs::write(&jsonl, format!("{first}{v}\n{{\"generation\":")).unwrap();
+    std::fs::write(
+        run.join("steps.csv"),
+        format!("{steps}2,99,0.1,0.1,0.1,0.1,0.001\n1,10"),
+    )
+    .unwrap();
+    // Resuming (nothing left to play) trims them.
+    let history = train(&one, &run, None).unwrap();
+    assert_eq!(
+        history.iter().map(|m| m.generation).collect::<Vec<_>>(),
+        vec![1]
+    );
+    assert_eq!(std::fs::read_to_string(&jsonl).unwrap(), first);
+    assert_eq!(
+        std::fs::read_to_string(run.join("steps.csv")).unwrap(),
+        steps
+    );
+    let csv = std::fs::read_to_string(run.join("metrics.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 2, "header and generation 1:\n{csv}");
+}

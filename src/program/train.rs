@@ -319,6 +319,7 @@ pub fn train(
     let mut learner = learner;
     learner.set_search_params(config.search.clone());
 
+    reconcile_history(&dir.0, state.generation)?;
     let mut history = read_metrics(&dir.0)?;
     while state.generation < config.train.generations {
         let started = Instant::now();
@@ -676,12 +677,76 @@ fn read_metrics(dir: &Path) -> anyhow::Result<Vec<GenerationMetrics>> {
         .collect()
 }
 
+/// Makes the history files say exactly what the committed `state.json` says. Metrics and step
+/// rows are appended before the state commits, so a crash in between leaves rows of a
+/// generation that will be played again, and a crash mid-write leaves a torn last line: on
+/// resume both go, generations `1..=committed` are kept once each (in order), and
+/// `metrics.csv` is rewritten from what is kept.
+fn reconcile_history(dir: &Path, committed: u32) -> anyhow::Result<()> {
+    let jsonl = dir.join("metrics.jsonl");
+    if jsonl.exists() {
+        let text = std::fs::read_to_string(&jsonl)
+            .with_context(|| format!("cannot read {}", jsonl.display()))?;
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        // Kept lines as written (re-serialising floats need not give the same text).
+        let mut kept: Vec<(GenerationMetrics, &str)> = Vec::new();
+        for (i, line) in lines.iter().enumerate() {
+            let torn = !line.ends_with('\n');
+            match serde_json::from_str::<GenerationMetrics>(line.trim_end()) {
+                Ok(m) if !torn => {
+                    if m.generation <= committed && m.generation as usize == kept.len() + 1 {
+                        kept.push((m, line));
+                    }
+                }
+                // The last line of an interrupted write: lost with the crash.
+                _ if i + 1 == lines.len() => {}
+                Ok(_) => {}
+                Err(e) => {
+                    return Err(e).with_context(|| format!("{} line {}", jsonl.display(), i + 1))
+                }
+            }
+        }
+        let body: String = kept.iter().map(|(_, line)| *line).collect();
+        write_atomic(&jsonl, body.as_bytes())?;
+        let csv = dir.join("metrics.csv");
+        if csv.exists() {
+            std::fs::remove_file(&csv)
+                .with_context(|| format!("cannot rewrite {}", csv.display()))?;
+        }
+        for (m, _) in &kept {
+            append_csv(dir, m)?;
+        }
+    }
+    let steps = dir.join("steps.csv");
+    if steps.exists() {
+        let text = std::fs::read_to_string(&steps)
+            .with_context(|| format!("cannot read {}", steps.display()))?;
+        let body: String = text
+            .split_inclusive('\n')
+            .filter(|l| {
+                l.ends_with('\n')
+                    && l.split(',')
+                        .next()
+                        .and_then(|g| g.parse::<u32>().ok())
+                        .is_some_and(|g| g <= committed)
+            })
+            .collect();
+        write_atomic(&steps, body.as_bytes())?;
+    }
+    Ok(())
+}
+
 fn append_metrics(dir: &Path, m: &GenerationMetrics) -> anyhow::Result<()> {
     let mut jsonl = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(dir.join("metrics.jsonl"))?;
     writeln!(jsonl, "{}", serde_json::to_string(m)?)?;
+    append_csv(dir, m)
+}
+
+/// Appends `m` to `metrics.csv` (with the header when the file is new).
+fn append_csv(dir: &Path, m: &GenerationMetrics) -> anyhow::Result<()> {
     let csv_path = dir.join("metrics.csv");
     let new = !csv_path.exists();
     let mut csv = std::fs::OpenOptions::new()
