@@ -82,6 +82,10 @@ fn load_evaluator(
     params: &NetParams,
     variant: Variant,
 ) -> anyhow::Result<(SendEvaluator, Option<SearchParams>)> {
+    // libtorch's intra-op pool ($BAO_TORCH_THREADS, else 1): a player times itself on its own
+    // thread's CPU clock, so its network must not borrow other cores behind the clock's back
+    // (and two games in parallel must not fight over them).
+    crate::neuralnet::configure_threads(None);
     let device = params.device.unwrap_or_default();
     let mut net = crate::neuralnet::NetEvaluator::load_for(&params.path, variant, device)?;
     let search = net.network().search_params().cloned();
