@@ -163,7 +163,7 @@ pub fn session(
         let pos = game.current();
         if let (None, None, Some(p)) = (outcome, &forfeit, pos) {
             if p.to_move() != human {
-                match engine_move(&mut *engine, &p) {
+                match players::choose_legal(&mut *engine, &p, &Limits::default()) {
                     Ok(c) => {
                         describe(out, &engine_name, &p, &c)?;
                         game.push(c.mv);
@@ -206,7 +206,7 @@ pub fn session(
                 None => writeln!(out, "the game is over")?,
             },
             ("hint", "") => match pos.filter(|_| outcome.is_none()) {
-                Some(p) => match engine_move(&mut *engine, &p) {
+                Some(p) => match players::choose_legal(&mut *engine, &p, &Limits::default()) {
                     Ok(c) => describe(out, "hint", &p, &c)?,
                     Err(e) => writeln!(out, "no hint: {engine_name} failed: {e:#}")?,
                 },
@@ -275,18 +275,6 @@ pub fn session(
             },
         }
     }
-}
-
-/// The engine's move in `pos`, checked to be one of the position's legal moves: a player that
-/// fails or answers with anything else loses the game, as in `bao eval`.
-fn engine_move(engine: &mut dyn Player, pos: &Position) -> anyhow::Result<ChosenMove> {
-    let c = engine.choose(pos, &Limits::default())?;
-    anyhow::ensure!(
-        pos.legal_moves().get(c.mv.mv) == Some(&c.mv),
-        "it played an illegal move ({:?})",
-        c.mv.mv
-    );
-    Ok(c)
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {

@@ -362,7 +362,7 @@ pub fn play_game(
             &mut *north
         };
         let timer = MoveTimer::start(limits.clock, player.thinks_on_this_thread());
-        let chosen = match player.choose(&pos, limits) {
+        let chosen = match players::choose_legal(player, &pos, limits) {
             Ok(c) => {
                 costs[me.index()].record(timer.stop(), &c.analysis);
                 c
@@ -377,10 +377,6 @@ pub fn play_game(
                 )
             }
         };
-        if moves.get(chosen.mv.mv) != Some(&chosen.mv) {
-            let reason = format!("illegal move {:?}", chosen.mv.mv);
-            return (GameEnd::Forfeit { loser: me, reason }, plies);
-        }
         plies += 1;
         match chosen.mv.after {
             After::Won(o) => {

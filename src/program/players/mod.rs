@@ -150,6 +150,22 @@ pub fn build_str(spec: &str, variant: Variant, seed: u64) -> anyhow::Result<Box<
     build(&spec, variant, seed)
 }
 
+/// `player`'s move in `pos`, checked to be one of the position's legal moves: the one rule of
+/// what counts as a forfeit, for tournaments (`bao eval`) and `bao play` alike.
+pub fn choose_legal(
+    player: &mut dyn Player,
+    pos: &Position,
+    limits: &Limits,
+) -> anyhow::Result<ChosenMove> {
+    let c = player.choose(pos, limits)?;
+    anyhow::ensure!(
+        pos.legal_moves().get(c.mv.mv) == Some(&c.mv),
+        "illegal move {:?}",
+        c.mv.mv
+    );
+    Ok(c)
+}
+
 /// The error every player returns on a finished position.
 pub(crate) fn no_moves(pos: &Position) -> anyhow::Error {
     anyhow::anyhow!(
