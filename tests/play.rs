@@ -3,8 +3,9 @@
 use std::io::{BufReader, Read, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
-use bao::command::play::{resolve_move, PlayRecord};
 use bao::game::{Position, Variant};
+use bao::program::game::PlayRecord;
+use bao::program::terminal::resolve_move;
 
 struct Session {
     child: Child,
@@ -147,6 +148,17 @@ fn a_scripted_game_through_a_pipe_with_refusals_save_load_and_replay() {
     assert!(s.send("A1L").contains("refused: the game is over"));
     let r = s.send("load /no/such/file.json");
     assert!(r.contains("cannot load"), "{r}");
+    // A record whose winner was edited to the loser is refused, naming the contradiction.
+    let mut forged = record.clone();
+    let winner = forged.winner.expect("the game ended");
+    forged.winner = Some(winner.opponent());
+    let forged_file = dir.path().join("forged.json");
+    forged.save(&forged_file).unwrap();
+    let r = s.send(&format!("load {}", forged_file.display()));
+    assert!(
+        r.contains("cannot load") && r.contains(&format!("says {} won", winner.opponent())),
+        "{r}"
+    );
     s.quit();
 
     // bao replay shows every position and the result.

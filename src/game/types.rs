@@ -82,6 +82,22 @@ impl Side {
     }
 }
 
+/// Serialised as its letter, `"S"` or `"N"`, as in the JSON state format (R13).
+impl serde::Serialize for Side {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.letter())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Side {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Side, D::Error> {
+        let text = String::deserialize(d)?;
+        Side::from_letter(&text).ok_or_else(|| {
+            serde::de::Error::custom(format!("side `{text}` is neither \"S\" nor \"N\""))
+        })
+    }
+}
+
 impl fmt::Display for Side {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.letter())
@@ -198,8 +214,9 @@ impl MoveKind {
     }
 }
 
-/// Why a game ended (R10).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// Why a game ended (R10). Serialised as its [`WinReason::name`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum WinReason {
     /// A capture emptied the opponent's front row, possibly mid-move (R5).
     FrontEmpty,
