@@ -347,6 +347,19 @@ fn wrong_variant_old_encoding_and_corrupt_files_give_clear_errors() {
         &copy("cut", &good, &weights[..weights.len() / 2]),
         Device::Cpu,
     ));
+    assert!(e.contains("do not belong to their sidecar"), "{e}");
+    // Without a recorded digest, the safetensors reader still refuses the torn file.
+    let undigested = serde_json::Value::Object({
+        let mut m: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(&good).unwrap();
+        m.remove("weights_sha256").expect("save records the digest");
+        m
+    })
+    .to_string();
+    let e = err_text(Network::load(
+        &copy("cut-undigested", &undigested, &weights[..weights.len() / 2]),
+        Device::Cpu,
+    ));
     assert!(e.contains("unreadable or corrupt"), "{e}");
     let e = err_text(Network::load(
         &copy("junk", "{ not json", &weights),
@@ -493,29 +506,57 @@ fn real_positions_get_policy_only_on_their_legal_moves() {
 /// all NaN (played as a uniform prior); loading refuses it and names the tensor.
 #[test]
 fn non_finite_weights_are_refused_naming_the_tensor() {
+    // A diverged run saves its NaNs with a matching digest: the values themselves are checked.
     let dir = tempfile::tempdir().unwrap();
-    let net = tiny(Variant::Kiswahili, 9);
-    let mut named: Vec<(String, tch::Tensor)> = net.var_store().variables().into_iter().collect();
-    named.sort_by(|a, b| a.0.cmp(&b.0));
     for bad in [f64::NAN, f64::INFINITY] {
+        let net = tiny(Variant::Kiswahili, 9);
+        let mut named: Vec<(String, tch::Tensor)> =
+            net.var_store().variables().into_iter().collect();
+        named.sort_by(|a, b| a.0.cmp(&b.0));
+        let victim = named[0].0.clone();
+        tch::no_grad(|| {
+            let _ = named[0].1.view(-1).get(0).fill_(bad);
+        });
         let path = ckpt(dir.path(), "poisoned");
         net.save(&path, &Lineage::default()).unwrap();
-        let victim = named[0].0.clone();
-        let poisoned: Vec<(String, tch::Tensor)> = named
-            .iter()
-            .map(|(k, t)| {
-                let t = t.detach().copy();
-                if *k == victim {
-                    let _ = t.view(-1).get(0).fill_(bad);
-                }
-                (k.clone(), t)
-            })
-            .collect();
-        tch::Tensor::write_safetensors(&poisoned, &path).unwrap();
         let e = err_text(Network::load(&path, Device::Cpu));
         assert!(
             e.contains(&format!("tensor `{victim}` holds 1 non-finite value")),
             "{bad}: {e}"
         );
     }
+}
+
+#[test]
+fn weights_of_another_checkpoint_behind_a_sidecar_are_refused() {
+    // Both variants' networks have identical tensor shapes, so only the digest the sidecar
+    // records can tell Kiswahili weights behind a Kujifunza sidecar.
+    let dir = tempfile::tempdir().unwrap();
+    let kujifunza = ckpt(dir.path(), "kujifunza");
+    let kiswahili = ckpt(dir.path(), "kiswahili");
+    tiny(Variant::Kujifunza, 1)
+        .save(&kujifunza, &Lineage::default())
+        .unwrap();
+    tiny(Variant::Kiswahili, 2)
+        .save(&kiswahili, &Lineage::default())
+        .unwrap();
+    Network::load_for(&kujifunza, Variant::Kujifunza, Device::Cpu).unwrap();
+    std::fs::copy(&kiswahili, &kujifunza).unwrap();
+    let e = err_text(Network::load_for(
+        &kujifunza,
+        Variant::Kujifunza,
+        Device::Cpu,
+    ));
+    assert!(
+        e.contains("do not belong to their sidecar") && e.contains("kujifunza.json"),
+        "{e}"
+    );
+    // A sidecar written before digests were recorded still loads its weights.
+    let sidecar = kujifunza.with_extension("json");
+    let mut meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&sidecar).unwrap()).unwrap();
+    assert!(meta["weights_sha256"].is_string());
+    meta.as_object_mut().unwrap().remove("weights_sha256");
+    std::fs::write(&sidecar, meta.to_string()).unwrap();
+    Network::load_for(&kujifunza, Variant::Kujifunza, Device::Cpu).unwrap();
 }

@@ -61,6 +61,13 @@ pub struct CheckpointMeta {
     /// were recorded, and in networks not made by a training run).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub search: Option<crate::search::SearchParams>,
+    /// SHA-256 (hex) of the `.safetensors` file written with this sidecar. Both variants'
+    /// networks have the same tensor shapes, so without it the weights of one game behind
+    /// the sidecar of the other (or of another run) would load and play nonsense; loading
+    /// refuses weights whose digest differs. Absent in checkpoints written before it was
+    /// recorded, which load unchecked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weights_sha256: Option<String>,
 }
 
 impl CheckpointMeta {
@@ -121,10 +128,28 @@ impl CheckpointMeta {
         self.check_encoding(path)
     }
 
+    /// Fails unless `weights` (the bytes of the `.safetensors` file at `path`) are the ones
+    /// this sidecar was written with (see [`Self::weights_sha256`]).
+    pub fn check_weights(&self, path: &Path, weights: &[u8]) -> anyhow::Result<()> {
+        if let Some(expected) = &self.weights_sha256 {
+            let actual = crate::dataio::store::sha256_hex(weights);
+            anyhow::ensure!(
+                &actual == expected,
+                "checkpoint weights {} do not belong to their sidecar {}: its sha256 is {actual} \
+                 but the sidecar was written for {expected} (a weights file of another \
+                 checkpoint or variant copied over it, or a damaged file); keep each \
+                 `.safetensors` with the `.json` written beside it",
+                path.display(),
+                sidecar_path(path)?.display()
+            );
+        }
+        Ok(())
+    }
+
     pub(crate) fn write(&self, path: &Path) -> anyhow::Result<()> {
         let sidecar = sidecar_path(path)?;
         let text = serde_json::to_string_pretty(self).context("cannot serialise metadata")?;
-        write_atomically(&sidecar, |tmp| Ok(std::fs::write(tmp, text + "\n")?))
+        crate::dataio::atomic::write_with(&sidecar, |tmp| Ok(std::fs::write(tmp, text + "\n")?))
     }
 }
 
@@ -152,23 +177,6 @@ pub fn optimizer_paths(path: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
         w.with_extension("optim.safetensors"),
         w.with_extension("optim.json"),
     ))
-}
-
-/// Runs `write` on `PATH.tmp`, then renames it to `path`, so readers never see half a file.
-pub fn write_atomically(
-    path: &Path,
-    write: impl FnOnce(&Path) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("cannot create directory {}", dir.display()))?;
-    }
-    write(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path)
-        .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
 }
 
 pub(crate) fn now_unix() -> u64 {

@@ -164,6 +164,7 @@ impl Network {
             parameters: self.parameters(),
             writer: format!("bao-zero {}", env!("CARGO_PKG_VERSION")),
             search: self.search.clone(),
+            weights_sha256: None,
         }
     }
 
@@ -176,10 +177,16 @@ impl Network {
             .into_iter()
             .map(|(k, t)| (k, t.to_device(Device::Cpu)))
             .collect();
-        checkpoint::write_atomically(&path, |tmp| {
+        crate::dataio::atomic::write_with(&path, |tmp| {
             Tensor::write_safetensors(&named, tmp).map_err(anyhow::Error::from)
         })?;
-        self.meta(lineage).write(&path)
+        let written =
+            std::fs::read(&path).with_context(|| format!("cannot read back {}", path.display()))?;
+        let meta = CheckpointMeta {
+            weights_sha256: Some(crate::dataio::store::sha256_hex(&written)),
+            ..self.meta(lineage)
+        };
+        meta.write(&path)
     }
 
     /// Loads the checkpoint `NAME.safetensors` (sidecar `NAME.json` beside it) onto `device`.
@@ -195,7 +202,7 @@ impl Network {
                 path.display()
             )
         })?;
-        net.load_weights(&path)?;
+        net.load_weights(&path, &meta)?;
         net.lineage = meta.lineage();
         net.search = meta.search;
         Ok(net)
@@ -232,8 +239,12 @@ impl Network {
 
     /// Copies the tensors of a `.safetensors` file into this network, requiring exactly the
     /// same names, shapes and float type (unlike `VarStore::load`, which would broadcast a
-    /// wrongly shaped tensor and ignore extra ones) and finite values.
-    fn load_weights(&mut self, path: &Path) -> anyhow::Result<()> {
+    /// wrongly shaped tensor and ignore extra ones) and finite values, from the file the
+    /// sidecar `meta` was written with.
+    fn load_weights(&mut self, path: &Path, meta: &CheckpointMeta) -> anyhow::Result<()> {
+        let bytes = std::fs::read(path)
+            .with_context(|| format!("cannot read checkpoint weights {}", path.display()))?;
+        meta.check_weights(path, &bytes)?;
         let stored: HashMap<String, Tensor> = Tensor::read_safetensors(path)
             .map_err(|e| {
                 anyhow::anyhow!(
