@@ -45,7 +45,8 @@ if [ "${BAO_NO_RAY:-0}" != 1 ] && ! have_ray; then (
 fi
 # The Python that runs scripts/ray_cluster.py (tests/fleet_ray.rs reads this).
 export BAO_RAY_PYTHON="$RAY_VENV/bin/python"
-if [ "${BAO_NO_RAY:-0}" = 1 ]; then export BAO_SKIP_RAY_TEST=1; fi
+# BAO_NO_RAY=1 (no Ray installed) leaves the Ray test out of scripts/test.sh.
+if [ "${BAO_NO_RAY:-0}" = 1 ]; then export BAO_TEST_WITHOUT="${BAO_TEST_WITHOUT:-} ray"; fi
 
 # What the build needs: torch-sys finds libtorch through the venv's python.
 export LIBTORCH_USE_PYTORCH=1
