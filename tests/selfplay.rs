@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 use bao::dataio::records::read_records;
 use bao::dataio::shard::{list_shards, read_shard, Sample};
 use bao::game::{Position, Variant};
-use bao::program::selfplay::{game_seed, run_selfplay, SelfplayRunConfig};
+use bao::program::seeds::derive as game_seed;
+use bao::program::selfplay::{run_selfplay, SelfplayRunConfig};
 use bao::search::{Mcts, UniformEvaluator};
 
 fn config(variant: Variant) -> SelfplayRunConfig {
@@ -74,10 +75,17 @@ fn selfplay_writes_readable_shards_and_legal_records() {
         assert_eq!(ids, vec![0, 1, 2, 3, 4]);
         for r in &records {
             r.verify().unwrap();
-            assert!(r.plies <= 40);
-            if r.plies == 40 {
-                assert_eq!(r.reason, "ply-cap");
-            }
+            // Unfinished exactly when the ply cap stopped it, and then at the cap.
+            let unfinished = r.result == bao::dataio::records::GameResult::Unfinished;
+            assert_eq!(unfinished, r.reason == "ply-cap", "{r:?}");
+            assert!(
+                if unfinished {
+                    r.plies == 40
+                } else {
+                    r.plies <= 40
+                },
+                "{r:?}"
+            );
         }
         let samples = samples(dir.path());
         assert_eq!(samples.len() as u64, stats.positions);
@@ -216,4 +224,88 @@ fn selfplay_config_overrides_apply_to_a_shipped_config() {
     .unwrap();
     assert_eq!(c.selfplay.sims, 7);
     assert_eq!(c.variant(), Variant::Kujifunza);
+}
+
+/// Issue 18, opening diversity by design: without noise or temperature every game is the
+/// same; `opening_plies` random plies make them differ, and those plies are never samples.
+#[test]
+fn random_opening_plies_make_games_differ_and_are_never_samples() {
+    let play = |opening_plies| {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = config(Variant::Kujifunza);
+        cfg.search.dirichlet_fraction = 0.0;
+        cfg.selfplay.temperature = vec![(0, 0.0)];
+        cfg.selfplay.opening_plies = opening_plies;
+        let stats = run_selfplay(&cfg, &mut UniformEvaluator, 6, dir.path(), false).unwrap();
+        let records: Vec<_> = stats
+            .record_files
+            .iter()
+            .flat_map(|p| read_records(p).unwrap())
+            .collect();
+        for r in &records {
+            r.verify().unwrap();
+        }
+        (stats, samples(dir.path()), records)
+    };
+    let (same, _, _) = play(0);
+    assert_eq!((same.distinct_games(), same.distinct_openings()), (1, 1));
+    let (varied, samples, records) = play(4);
+    assert!(
+        varied.distinct_openings() > 1,
+        "{}",
+        varied.distinct_openings()
+    );
+    assert!(varied.distinct_games() > 1);
+    assert!(!samples.is_empty());
+    assert!(
+        samples.iter().all(|s| s.ply >= 4),
+        "an opening ply was recorded"
+    );
+    assert!(records
+        .iter()
+        .all(|r| r.moves.len() >= 4 || r.result.winner().is_some()));
+}
+
+/// Issue 18, temperature only for the first plies: from ply k on, the move played is the
+/// most visited one (the PUCT policy target is the visit distribution).
+#[test]
+fn after_the_temperature_plies_the_most_visited_move_is_played() {
+    const K: u32 = 3;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(Variant::Kiswahili);
+    cfg.selfplay.temperature = vec![(0, 1.0), (K, 0.0)];
+    let stats = run_selfplay(&cfg, &mut UniformEvaluator, 4, dir.path(), false).unwrap();
+    let records: BTreeMap<u64, _> = stats
+        .record_files
+        .iter()
+        .flat_map(|p| read_records(p).unwrap())
+        .map(|r| (r.id.unwrap(), r))
+        .collect();
+    let mut checked = 0;
+    for s in samples(dir.path()).iter().filter(|s| s.ply >= K) {
+        let pos = s.position().unwrap();
+        let played = &records[&s.game_id].moves[s.ply as usize];
+        let lm = pos.parse_move(played).unwrap();
+        let most = s.policy.iter().copied().fold(0.0f32, f32::max);
+        assert_eq!(
+            s.policy[lm.mv.action()],
+            most,
+            "game {} ply {}: {played} was sampled, not the most visited",
+            s.game_id,
+            s.ply
+        );
+        checked += 1;
+    }
+    assert!(checked > 20, "only {checked} moves after ply {K}");
+}
+
+/// Issue 18, cheap searches played greedily: their temperature is 0 whatever the schedule.
+#[test]
+fn cheap_searches_can_be_played_greedily() {
+    let mut cfg = config(Variant::Kiswahili).selfplay;
+    cfg.temperature = vec![(0, 1.0)];
+    assert_eq!(cfg.move_temperature(5, false), 1.0);
+    cfg.cheap_greedy = true;
+    assert_eq!(cfg.move_temperature(5, false), 0.0);
+    assert_eq!(cfg.move_temperature(5, true), 1.0);
 }

@@ -7,9 +7,11 @@
 //! by new games, so the batch stays full until the last games run out.
 //!
 //! Reproducible: game `i` draws every random choice from its own generator seeded with
-//! [`game_seed`]`(seed, i)`, and game ids are handed out in a fixed order, so a seeded run
-//! writes the same data however rayon schedules it (given a deterministic evaluator).
+//! [`super::seeds::derive`]`(seed, i)`, and game ids are handed out in a fixed order, so a
+//! seeded run writes the same data however rayon schedules it (given a deterministic
+//! evaluator).
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -34,6 +36,8 @@ use crate::search::{Algorithm, Evaluator, SearchParams, Tree};
 /// full_search_fraction = 1.0 # share of moves searched fully and recorded; 1 = cap off
 /// max_plies = 400            # games longer than this stop as unfinished ("ply-cap")
 /// temperature = [[0, 1.0], [20, 0.5], [40, 0.0]]  # [from ply, temperature], PUCT only
+/// cheap_greedy = false       # cheap searches play their best move (no temperature; KataGo)
+/// opening_plies = 0          # plies played uniformly at random first, never recorded as samples
 /// shard_size = 16384         # samples per shard file
 /// seed = 0
 /// generation = 0             # model generation, written into shard headers
@@ -48,6 +52,12 @@ pub struct SelfplayConfig {
     pub full_search_fraction: f32,
     pub max_plies: u32,
     pub temperature: Vec<(u32, f32)>,
+    /// Cheap (playout-cap) searches play their best move: their few visits make a sampled
+    /// move a likely blunder, and they train nothing (KataGo plays them greedily too).
+    pub cheap_greedy: bool,
+    /// Opening diversity by design: each game starts with this many uniformly random plies
+    /// (drawn from the game's own seed), which are in its record but never training samples.
+    pub opening_plies: u32,
     pub shard_size: usize,
     pub seed: u64,
     pub generation: u32,
@@ -62,6 +72,8 @@ impl Default for SelfplayConfig {
             full_search_fraction: 1.0,
             max_plies: 400,
             temperature: vec![(0, 1.0), (20, 0.5), (40, 0.0)],
+            cheap_greedy: false,
+            opening_plies: 0,
             shard_size: 16384,
             seed: 0,
             generation: 0,
@@ -103,6 +115,15 @@ impl SelfplayConfig {
             .rev()
             .find(|&&(p, _)| p <= ply)
             .map_or(0.0, |&(_, t)| t)
+    }
+
+    /// The temperature a move at `ply` is chosen with after a full or a cheap search.
+    pub fn move_temperature(&self, ply: u32, full_search: bool) -> f32 {
+        if !full_search && self.cheap_greedy {
+            0.0
+        } else {
+            self.temperature_at(ply)
+        }
     }
 }
 
@@ -171,9 +192,41 @@ pub struct SelfplayStats {
     pub forward_secs: f64,
     pub shards: Vec<PathBuf>,
     pub record_files: Vec<PathBuf>,
+    /// Hashes of every game's whole move sequence: how many distinct games were played.
+    #[serde(skip)]
+    pub game_hashes: HashSet<u64>,
+    /// Hashes of every game's first [`DIVERSITY_OPENING_PLIES`] moves.
+    #[serde(skip)]
+    pub opening_hashes: HashSet<u64>,
+}
+
+/// Plies that make an "opening" in the diversity figures (issue 18 counted 6-ply openings).
+pub const DIVERSITY_OPENING_PLIES: usize = 6;
+
+/// A hash of a move sequence (stable within a run; used to count distinct games).
+fn moves_hash(moves: &[String]) -> u64 {
+    moves.iter().fold(0x5bd1_e995, |h, m| {
+        m.bytes()
+            .chain(std::iter::once(b' '))
+            .fold(h, |h, b| super::seeds::mix(h ^ b as u64))
+    })
 }
 
 impl SelfplayStats {
+    /// Distinct games (whole move sequences) played.
+    pub fn distinct_games(&self) -> usize {
+        self.game_hashes.len()
+    }
+    /// Distinct openings (first [`DIVERSITY_OPENING_PLIES`] plies) played.
+    pub fn distinct_openings(&self) -> usize {
+        self.opening_hashes.len()
+    }
+    fn count_game(&mut self, moves: &[String]) {
+        self.game_hashes.insert(moves_hash(moves));
+        let opening = &moves[..moves.len().min(DIVERSITY_OPENING_PLIES)];
+        self.opening_hashes.insert(moves_hash(opening));
+    }
+
     pub fn sims_per_sec(&self) -> f64 {
         self.simulations as f64 / self.wall_secs.max(1e-9)
     }
@@ -202,18 +255,9 @@ impl SelfplayStats {
         self.forward_secs += more.forward_secs;
         self.shards.extend(more.shards);
         self.record_files.extend(more.record_files);
+        self.game_hashes.extend(more.game_hashes);
+        self.opening_hashes.extend(more.opening_hashes);
     }
-}
-
-/// The seed of game `game_id` in a run seeded with `seed` (SplitMix64 of both).
-pub fn game_seed(seed: u64, game_id: u64) -> u64 {
-    fn mix(mut z: u64) -> u64 {
-        z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    mix(seed ^ mix(game_id))
 }
 
 /// One game in flight.
@@ -243,7 +287,7 @@ impl Slot {
         record.id = Some(id);
         let mut slot = Slot {
             id,
-            rng: ChaCha8Rng::seed_from_u64(game_seed(seed, id)),
+            rng: ChaCha8Rng::seed_from_u64(super::seeds::derive(seed, id)),
             tree: Tree::new(start),
             ply: 0,
             full: true,
@@ -254,8 +298,35 @@ impl Slot {
             sims: 0,
             done: false,
         };
-        slot.start_search(params, cfg);
+        slot.play_opening(cfg);
+        if !slot.done {
+            slot.start_search(params, cfg);
+        }
         slot
+    }
+
+    /// Plays the configured random opening plies (in the record, never samples). A game
+    /// that ends inside its opening is finished like any other.
+    fn play_opening(&mut self, cfg: &SelfplayConfig) {
+        for _ in 0..cfg.opening_plies {
+            let pos = *self.tree.root_position();
+            let moves = pos.legal_moves();
+            if moves.is_empty() {
+                let winner = pos.to_move().opponent();
+                return self.finish_game(Some(Outcome {
+                    winner,
+                    reason: WinReason::NoMove,
+                }));
+            }
+            let lm = moves.as_slice()[self.rng.random_range(0..moves.len())];
+            self.record.push(&lm, pos.to_move());
+            self.ply += 1;
+            match lm.after {
+                After::Won(outcome) => return self.finish_game(Some(outcome)),
+                After::Position(_) if self.ply >= cfg.max_plies => return self.finish_game(None),
+                After::Position(p) => self.tree = Tree::new(p),
+            }
+        }
     }
 
     fn start_search(&mut self, params: &SearchParams, cfg: &SelfplayConfig) {
@@ -319,7 +390,7 @@ impl Slot {
         let mv = match params.algorithm {
             Algorithm::Gumbel => best,
             Algorithm::Puct => result
-                .sample_move(cfg.temperature_at(self.ply), &mut self.rng)
+                .sample_move(cfg.move_temperature(self.ply, self.full), &mut self.rng)
                 .unwrap_or(best),
         };
         let moves = pos.legal_moves();
@@ -374,19 +445,7 @@ pub fn run_selfplay(
         &evaluator.name(),
         cfg.shard_size,
     )?;
-    let bar = if progress {
-        let b = indicatif::ProgressBar::new(games as u64);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{elapsed_precise} [{bar:30}] {pos}/{len} games  {msg}",
-            )
-            .expect("valid template")
-            .progress_chars("=> "),
-        );
-        b
-    } else {
-        indicatif::ProgressBar::hidden()
-    };
+    let bar = super::progress::bar(games as u64, "games", progress);
     let mut stats = SelfplayStats::default();
     let mut next_id = 0u64;
     let mut slots: Vec<Slot> = Vec::new();
@@ -410,6 +469,7 @@ pub fn run_selfplay(
                 continue;
             }
             stats.games += 1;
+            stats.count_game(&slot.record.moves);
             stats.plies += slot.ply as u64;
             stats.simulations += slot.sims;
             match slot.record.result {
