@@ -46,7 +46,7 @@ fn shipped_run_configs_load() {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "toml") {
-            bao::program::train::RunConfig::load(&path).unwrap_or_else(|e| panic!("{e:#}"));
+            bao::program::runconfig::RunConfig::load(&path).unwrap_or_else(|e| panic!("{e:#}"));
             names.push(path.file_name().unwrap().to_string_lossy().into_owned());
         }
     }

@@ -3,7 +3,10 @@
 
 use std::path::Path;
 
-use bao::program::train::{load_window, results_table, train, train_steps};
+use bao::program::history::results_table;
+use bao::program::minibatch::{load_window, train_steps};
+use bao::program::schedule::Minibatches;
+use bao::program::train::train;
 use rand::SeedableRng;
 
 const CONFIG: &str = r#"
@@ -30,6 +33,64 @@ games = 4
 sims = 4
 ply_cap = 60
 "#;
+
+/// What a run produced, byte for byte: shards, game records and checkpoint weights (with
+/// optimizer state), steps.csv, and metrics.jsonl without its timings (`elapsed_secs` and
+/// the rates). Sidecars are left out: they record when they were written.
+fn fingerprint(run: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    fn walk(dir: &Path, root: &Path, out: &mut std::collections::BTreeMap<String, Vec<u8>>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            let name = p.strip_prefix(root).unwrap().display().to_string();
+            if p.is_dir() {
+                walk(&p, root, out);
+            } else if [".shard", ".jsonl", ".safetensors", "steps.csv"]
+                .iter()
+                .any(|x| name.ends_with(x))
+                && name != "metrics.jsonl"
+            {
+                out.insert(name, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    let mut out = std::collections::BTreeMap::new();
+    walk(run, run, &mut out);
+    let metrics: Vec<serde_json::Value> = std::fs::read_to_string(run.join("metrics.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            for timing in ["elapsed_secs", "games_per_sec", "samples_per_sec"] {
+                v.as_object_mut().unwrap().remove(timing);
+            }
+            v
+        })
+        .collect();
+    out.insert(
+        "metrics.jsonl".into(),
+        serde_json::to_vec(&metrics).unwrap(),
+    );
+    out
+}
+
+/// Names the first entry two fingerprints disagree on.
+fn assert_same_run(a: &Path, b: &Path) {
+    let (fa, fb) = (fingerprint(a), fingerprint(b));
+    assert_eq!(
+        fa.keys().collect::<Vec<_>>(),
+        fb.keys().collect::<Vec<_>>(),
+        "the runs wrote different files"
+    );
+    assert!(fa.keys().any(|k| k.ends_with(".shard")), "{:?}", fa.keys());
+    for (k, v) in &fa {
+        assert!(
+            v == &fb[k],
+            "{k} differs between {} and {}",
+            a.display(),
+            b.display()
+        );
+    }
+}
 
 fn write_config(dir: &Path, text: &str) -> std::path::PathBuf {
     let path = dir.join("cfg.toml");
@@ -71,6 +132,9 @@ fn tiny_run_writes_everything_and_resumes_to_the_same_generations() {
     let full = tmp.path().join("full");
     let history = train(&cfg, &full, None).unwrap();
     assert_eq!(history.len(), 2);
+    // Issue 16: a run is reproducible, and one interrupted after generation 1 and continued
+    // is the uninterrupted run (same shards, weights, optimizer state, metrics).
+    assert_same_run(&run, &full);
     for f in [
         "state.json",
         "metrics.jsonl",
@@ -92,7 +156,7 @@ fn tiny_run_writes_everything_and_resumes_to_the_same_generations() {
         3
     );
     // The final table shows the games behind each score: 4 games against random.
-    let g = &history[1].vs_games[0];
+    let g = &history[1].vs[0].games;
     assert_eq!(g.wins + g.losses + g.unfinished, 4);
     let table = results_table(&history);
     let row = table
@@ -121,6 +185,8 @@ fn tiny_run_writes_everything_and_resumes_to_the_same_generations() {
     let resumed = train(&cfg, &full, None).unwrap();
     assert_eq!(resumed.len(), 2);
     assert_eq!(resumed.last().unwrap().generation, 2);
+    // Replaying generation 2 after the crash wrote what it wrote the first time.
+    assert_same_run(&run, &full);
     // Rerunning a finished run does nothing more.
     assert_eq!(train(&cfg, &full, None).unwrap().len(), 2);
 }
@@ -271,19 +337,16 @@ fn trainer_overfits_a_small_fixed_set() {
         ..OptimizerConfig::default()
     };
     let mut learner = Learner::new(net, opt).unwrap();
-    let mut rng = rand::rngs::SmallRng::seed_from_u64(1);
-    let first = train_steps(&mut learner, &window, 5, 64, false, 0.0, &mut rng, |_| {
-        Ok(())
-    })
-    .unwrap();
-    train_steps(&mut learner, &window, 300, 64, false, 0.0, &mut rng, |_| {
-        Ok(())
-    })
-    .unwrap();
-    let last = train_steps(&mut learner, &window, 5, 64, false, 0.0, &mut rng, |_| {
-        Ok(())
-    })
-    .unwrap();
+    let plan = |steps: usize| Minibatches {
+        steps,
+        batch_size: 64,
+        mirror: false,
+        q_mix: 0.0,
+        rng: rand::rngs::SmallRng::seed_from_u64(steps as u64),
+    };
+    let first = train_steps(&mut learner, &window, &mut plan(5), |_| Ok(())).unwrap();
+    train_steps(&mut learner, &window, &mut plan(300), |_| Ok(())).unwrap();
+    let last = train_steps(&mut learner, &window, &mut plan(5), |_| Ok(())).unwrap();
     assert!(
         last.value < first.value / 3.0,
         "value loss {} -> {}",
@@ -337,4 +400,110 @@ fn resume_trims_history_to_the_committed_state() {
     );
     let csv = std::fs::read_to_string(run.join("metrics.csv")).unwrap();
     assert_eq!(csv.lines().count(), 2, "header and generation 1:\n{csv}");
+}
+
+/// Issue 16's fault injection: `bao train` killed with SIGKILL at many points of a tiny run
+/// (at start, while self-play writes shards, while it trains, after a checkpoint, after the
+/// metrics line, after the commit), resumed after each kill, ends with exactly the run an
+/// uninterrupted `bao train` writes: generations 1..=N once each, no duplicate step rows,
+/// every checkpoint loadable. Kills wait for those events on disk, never for a time.
+#[test]
+fn killed_at_many_points_and_resumed_a_run_ends_as_if_never_killed() {
+    use rand::Rng;
+    use std::process::{Command, Stdio};
+    const GENERATIONS: u32 = 3;
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = write_config(
+        tmp.path(),
+        &CONFIG.replace("generations = 2", &format!("generations = {GENERATIONS}")),
+    );
+    let spawn = |run: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_bao"))
+            .args(["train", "--config"])
+            .arg(&cfg)
+            .arg("--run")
+            .arg(run)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let committed = |run: &Path| -> u32 {
+        std::fs::read_to_string(run.join("state.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .and_then(|v| v["generation"].as_u64())
+            .map_or(0, |g| g as u32)
+    };
+    let lines = |p: &Path| std::fs::read_to_string(p).map_or(0, |t| t.lines().count());
+    let reference = tmp.path().join("reference");
+    assert!(spawn(&reference).wait().unwrap().success());
+    assert_eq!(committed(&reference), GENERATIONS);
+
+    let run = tmp.path().join("run");
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(16);
+    let mut kills = 0;
+    for _ in 0..12 {
+        let g = committed(&run) + 1;
+        if g > GENERATIONS {
+            break;
+        }
+        let data = run.join("data").join(format!("gen-{g:06}"));
+        let steps_before = lines(&run.join("steps.csv"));
+        let point = rng.random_range(0..6);
+        let reached = |run: &Path| match point {
+            0 => true,
+            1 => std::fs::read_dir(&data).is_ok_and(|d| {
+                d.filter_map(Result::ok)
+                    .any(|e| e.path().extension().is_some_and(|x| x == "shard"))
+            }),
+            2 => lines(&run.join("steps.csv")) > steps_before,
+            3 => run
+                .join("models")
+                .join(format!("gen-{g:06}.safetensors"))
+                .exists(),
+            4 => lines(&run.join("metrics.jsonl")) >= g as usize,
+            _ => committed(run) >= g,
+        };
+        let mut child = spawn(&run);
+        loop {
+            if reached(&run) {
+                child.kill().unwrap(); // SIGKILL: no cleanup runs
+                child.wait().unwrap();
+                kills += 1;
+                break;
+            }
+            if let Some(status) = child.try_wait().unwrap() {
+                assert!(status.success(), "bao train failed on resume ({status})");
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
+    assert!(kills >= 6, "only {kills} kills landed");
+    // Resume to the end.
+    assert!(spawn(&run).wait().unwrap().success());
+    assert_eq!(committed(&run), GENERATIONS);
+    let generations: Vec<u64> = std::fs::read_to_string(run.join("metrics.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["generation"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(generations, (1..=GENERATIONS as u64).collect::<Vec<_>>());
+    let steps: Vec<u64> = std::fs::read_to_string(run.join("steps.csv"))
+        .unwrap()
+        .lines()
+        .map(|l| l.split(',').nth(1).unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(steps, (1..=steps.len() as u64).collect::<Vec<_>>());
+    for g in 0..=GENERATIONS {
+        let model = run.join("models").join(format!("gen-{g:06}.safetensors"));
+        bao::neuralnet::Network::load(&model, tch::Device::Cpu)
+            .unwrap_or_else(|e| panic!("{}: {e:#}", model.display()));
+    }
+    assert_same_run(&reference, &run);
 }

@@ -79,7 +79,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let json = args.out.join("results.json");
     tournament::write_json(&result, &json)?;
     let svg = args.out.join("elo.svg");
-    tournament::write_atomic(&svg, tournament::elo_svg(&result)?.as_bytes())?;
+    crate::dataio::atomic::write_bytes(&svg, tournament::elo_svg(&result)?.as_bytes())?;
     println!("wrote {} and {}", json.display(), svg.display());
     Ok(())
 }

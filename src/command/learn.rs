@@ -13,7 +13,8 @@ use crate::dataio::store::{is_url, Store};
 use crate::neuralnet::{DeviceChoice, Learner, Network, OptimizerConfig};
 use crate::program::fleet::lease::host_name;
 use crate::program::fleet::trainer::{run_trainer, TrainerOptions};
-use crate::program::train::{load_window, train_steps};
+use crate::program::minibatch::{load_window, train_steps};
+use crate::program::schedule::Minibatches;
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -111,23 +112,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         "no sample shards under {}",
         data.display()
     );
-    let variant = learner.network().variant();
-    let mut rng = rand::rngs::SmallRng::seed_from_u64(args.seed);
-    let bar = indicatif::ProgressBar::new(args.steps as u64);
-    let mirror = variant == crate::game::Variant::Kujifunza;
-    let mean = train_steps(
-        &mut learner,
-        &window,
-        args.steps,
-        args.batch_size,
-        mirror,
-        0.0,
-        &mut rng,
-        |_| {
-            bar.inc(1);
-            Ok(())
-        },
-    )?;
+    let mut plan = Minibatches {
+        steps: args.steps,
+        batch_size: args.batch_size,
+        // Left-right mirroring holds for Kujifunza's rules only (as in a run's schedule).
+        mirror: learner.network().variant() == crate::game::Variant::Kujifunza,
+        q_mix: 0.0,
+        rng: rand::rngs::SmallRng::seed_from_u64(args.seed),
+    };
+    let bar = crate::program::progress::bar(args.steps as u64, "steps", true);
+    let mean = train_steps(&mut learner, &window, &mut plan, |_| {
+        bar.inc(1);
+        Ok(())
+    })?;
     bar.finish_and_clear();
     let out = args.out.unwrap_or(model);
     learner.save(&out)?;

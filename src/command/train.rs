@@ -22,6 +22,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         "\nstrength of the last generation ({}):",
         args.run.display()
     );
-    print!("{}", crate::program::train::results_table(&history));
+    print!("{}", crate::program::history::results_table(&history));
     Ok(())
 }

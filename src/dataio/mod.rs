@@ -1,5 +1,6 @@
 //! Files: training-sample shards, game records, model checkpoints.
 
+pub mod atomic;
 pub mod records;
 pub mod shard;
 pub mod store;

@@ -206,5 +206,5 @@ pub fn write_records(path: &Path, records: &[GameRecord]) -> anyhow::Result<()> 
     for r in records {
         writeln!(out, "{}", r.to_json_line()).expect("write to Vec");
     }
-    super::shard::write_atomic(path, &out)
+    super::atomic::write_bytes(path, &out)
 }

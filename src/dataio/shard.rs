@@ -32,7 +32,6 @@
 //!      checksum         u32      CRC-32 of every byte before it
 //! ```
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, ensure, Context};
@@ -238,21 +237,6 @@ pub fn list_shards(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-/// Writes `bytes` to `path` atomically: `NAME.tmp` first, synced, then renamed.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    let mut f =
-        std::fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
-    f.write_all(bytes)
-        .and_then(|()| f.sync_all())
-        .with_context(|| format!("cannot write {}", tmp.display()))?;
-    drop(f);
-    std::fs::rename(&tmp, path)
-        .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
-}
-
 /// Collects samples and writes them as numbered shards `PREFIX-NNNNNN.shard` in a directory.
 pub struct ShardWriter {
     dir: PathBuf,
@@ -337,7 +321,7 @@ impl ShardWriter {
             self.prefix, self.next_index
         ));
         let bytes = encode_shard(self.variant, self.generation, &self.model, &self.buffer);
-        write_atomic(&path, &bytes)?;
+        super::atomic::write_bytes(&path, &bytes)?;
         self.next_index += 1;
         self.buffer.clear();
         self.written.push(path.clone());

@@ -14,8 +14,8 @@ use std::path::Path;
 use anyhow::Context;
 use tch::{CModule, Device, Kind, Tensor};
 
-use super::checkpoint::write_atomically;
 use super::network::Network;
+use crate::dataio::atomic::write_with;
 use crate::game::features::{COLS, PLANES, ROWS};
 use crate::game::ACTIONS;
 
@@ -43,5 +43,5 @@ pub fn export_torchscript(net: &Network, path: &Path) -> anyhow::Result<()> {
         })
     })
     .context("cannot trace the network")?;
-    write_atomically(path, |tmp| module.save(tmp).map_err(anyhow::Error::from))
+    write_with(path, |tmp| module.save(tmp).map_err(anyhow::Error::from))
 }

@@ -418,7 +418,7 @@ impl Learner {
             named.push((format!("m/{}", p.name), p.m.to_device(Device::Cpu)));
             named.push((format!("v/{}", p.name), p.v.to_device(Device::Cpu)));
         }
-        checkpoint::write_atomically(&tensors_path, |tmp| {
+        crate::dataio::atomic::write_with(&tensors_path, |tmp| {
             Tensor::write_safetensors(&named, tmp).map_err(anyhow::Error::from)
         })?;
         let file = OptimizerFile {
@@ -428,7 +428,7 @@ impl Learner {
             learning_rate: self.learning_rate,
         };
         let text = serde_json::to_string_pretty(&file)? + "\n";
-        checkpoint::write_atomically(&json_path, |tmp| Ok(std::fs::write(tmp, text)?))?;
+        crate::dataio::atomic::write_with(&json_path, |tmp| Ok(std::fs::write(tmp, text)?))?;
         self.net.save(path, self.net.lineage())
     }
 }

@@ -97,7 +97,8 @@ pub fn play_random_game(
 }
 
 /// Plays `games` random games from `seed`, spread over the rayon pool when `parallel`.
-/// Game `i` always uses the RNG stream `seed + i`, so results do not depend on threads.
+/// Game `i` always uses the RNG stream `seeds::derive(seed, i)`, so results do not depend on
+/// threads.
 pub fn random_games(
     variant: Variant,
     games: u64,
@@ -108,8 +109,7 @@ pub fn random_games(
     use rayon::prelude::*;
     let one = |i: u64| {
         let mut s = RandomStats::default();
-        let mut rng =
-            SmallRng::seed_from_u64(seed.wrapping_add(i.wrapping_mul(0x9e37_79b9_7f4a_7c15)));
+        let mut rng = SmallRng::seed_from_u64(super::seeds::derive(seed, i));
         play_random_game(variant, &mut rng, max_plies, &mut s);
         s
     };

@@ -9,7 +9,6 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use anyhow::Context;
 use tch::{Device, Kind, Tensor};
 
 use crate::game::{Variant, ACTIONS};
@@ -78,10 +77,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     );
 
     let steps = (nets.len() * args.batches.len()) as u64;
-    let bar = indicatif::ProgressBar::new(steps).with_style(
-        indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}")
-            .context("progress bar template")?,
-    );
+    let bar = crate::program::progress::bar(steps, "runs", true);
     for (name, cfg) in &nets {
         tch::manual_seed(0);
         let mut eval = NetEvaluator::new(Network::new(cfg, Variant::Kiswahili, device)?);

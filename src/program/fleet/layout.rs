@@ -20,7 +20,8 @@
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
-use crate::program::train::RunConfig;
+use crate::program::runconfig::RunConfig;
+use crate::program::schedule::generation_name;
 
 pub const RUN_TOML: &str = "run.toml";
 pub const LATEST: &str = "models/LATEST";
@@ -28,22 +29,18 @@ pub const SHARDS: &str = "shards";
 pub const GAMES: &str = "games";
 pub const TRAINER_STATE: &str = "trainer/state.json";
 
-pub fn gen_dir(g: u32) -> String {
-    format!("gen-{g:06}")
-}
-
 pub fn model_key(g: u32) -> String {
-    format!("models/{}.safetensors", gen_dir(g))
+    format!("models/{}.safetensors", generation_name(g))
 }
 
 pub fn sidecar_key(g: u32) -> String {
-    format!("models/{}.json", gen_dir(g))
+    format!("models/{}.json", generation_name(g))
 }
 
 /// The optimizer files of generation `g`, named like the files a [`crate::neuralnet::Learner`]
 /// saves beside a checkpoint (`.optim.safetensors`, `.optim.json`).
 pub fn optim_keys(g: u32) -> [String; 2] {
-    let base = format!("trainer/optim/{}", gen_dir(g));
+    let base = format!("trainer/optim/{}", generation_name(g));
     [
         format!("{base}.optim.safetensors"),
         format!("{base}.optim.json"),
@@ -63,12 +60,16 @@ impl ShardName {
     pub fn key(&self) -> String {
         format!(
             "{SHARDS}/{}/{}.shard",
-            gen_dir(self.generation),
+            generation_name(self.generation),
             self.stem()
         )
     }
     pub fn games_key(&self) -> String {
-        format!("{GAMES}/{}/{}.jsonl", gen_dir(self.generation), self.stem())
+        format!(
+            "{GAMES}/{}/{}.jsonl",
+            generation_name(self.generation),
+            self.stem()
+        )
     }
     fn stem(&self) -> String {
         format!("{}-{:06}-{}", self.worker, self.seq, self.hash)
@@ -218,12 +219,7 @@ impl RunFile {
 
     /// The self-play settings workers use (the run's variant, `[search]`, `[selfplay]`).
     pub fn selfplay_config(&self) -> crate::program::selfplay::SelfplayRunConfig {
-        crate::program::selfplay::SelfplayRunConfig {
-            variant: crate::program::selfplay::VariantField(self.config.variant),
-            search: self.config.search.clone(),
-            selfplay: self.config.selfplay.clone(),
-            ..Default::default()
-        }
+        self.config.selfplay_config()
     }
 }
 

@@ -19,8 +19,6 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
-use rand::rngs::SmallRng;
-use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 
 use super::layout::{self, Latest, RunFile, ShardName};
@@ -29,7 +27,8 @@ use crate::dataio::shard::{decode_shard, Sample};
 use crate::dataio::store::{sha256_hex, Store};
 use crate::game::Variant;
 use crate::neuralnet::{DeviceChoice, Learner, Network};
-use crate::program::train::train_steps;
+use crate::program::minibatch::train_steps;
+use crate::program::schedule::{generation_name, Schedule};
 
 /// How a trainer runs; the run's settings come from its `run.toml`.
 #[derive(Clone, Debug)]
@@ -194,9 +193,6 @@ pub fn run_trainer(store: &Store, opts: &TrainerOptions) -> anyhow::Result<Train
             store.put(layout::LATEST, &latest.to_bytes())?;
             break format!("reached generation {target}");
         }
-        if opts.max_time.is_some_and(|m| t0.elapsed() >= m) {
-            break "time limit".to_string();
-        }
         let mut rejected = false;
         for entry in store.list(layout::SHARDS)? {
             if seen.contains(&entry.key) {
@@ -248,6 +244,11 @@ pub fn run_trainer(store: &Store, opts: &TrainerOptions) -> anyhow::Result<Train
             if rejected {
                 t.commit_state()?;
             }
+            // Checked after a look at the shards, so even a trainer that took its whole time
+            // to start reads what is there once (what a test of a short run relies on).
+            if opts.max_time.is_some_and(|m| t0.elapsed() >= m) {
+                break "time limit".to_string();
+            }
             std::thread::sleep(poll);
         }
     };
@@ -277,7 +278,7 @@ impl Trainer<'_> {
     fn local(&self, g: u32) -> PathBuf {
         self.opts
             .work_dir
-            .join(format!("{}.safetensors", layout::gen_dir(g)))
+            .join(format!("{}.safetensors", generation_name(g)))
     }
 
     /// Generation 0 for a new run, or the committed state and window of an old one.
@@ -308,7 +309,7 @@ impl Trainer<'_> {
                     (optim_w, local.with_extension("optim.safetensors")),
                     (optim_j, local.with_extension("optim.json")),
                 ] {
-                    crate::dataio::shard::write_atomic(&path, &store.get(&key)?)?;
+                    crate::dataio::atomic::write_bytes(&path, &store.get(&key)?)?;
                 }
                 let learner = Learner::resume(&local, self.device, config.optimizer.clone())
                     .with_context(|| format!("cannot resume {} at generation {g}", store.url()))?;
@@ -340,8 +341,7 @@ impl Trainer<'_> {
     }
 
     fn window_size(&self, g: u32) -> usize {
-        let t = &self.run.config.train;
-        (t.window_min + t.window_growth * (g.max(1) as usize - 1)).min(t.window_max)
+        Schedule::new(&self.run.config).window_size(g)
     }
 
     /// Reads the newest consumed shards back until the next generation's window is full.
@@ -460,45 +460,22 @@ impl Trainer<'_> {
         new_samples: u64,
         mut taken: Vec<Consumed>,
     ) -> anyhow::Result<()> {
-        let t = &self.run.config.train;
-        let steps = ((new_samples as f64 * t.reuse / t.batch_size as f64).ceil() as usize)
-            .clamp(1, t.max_steps_per_generation);
-        let lr = if g >= t.lr_drop_generation {
-            self.run.config.optimizer.learning_rate * t.lr_drop
-        } else {
-            self.run.config.optimizer.learning_rate
-        };
-        learner.set_learning_rate(lr)?;
-        let mirror = t.mirror && self.variant() == Variant::Kujifunza;
-        let mut rng =
-            SmallRng::seed_from_u64(t.seed ^ (g as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-        let bar = if self.opts.progress {
-            indicatif::ProgressBar::new(steps as u64).with_style(
-                indicatif::ProgressStyle::with_template("  gen {msg} [{bar:30}] {pos}/{len} steps")
-                    .expect("template"),
-            )
-        } else {
-            indicatif::ProgressBar::hidden()
-        };
-        bar.set_message(g.to_string());
+        let schedule = Schedule::new(&self.run.config);
+        schedule.seed_torch(g);
+        let mut plan = schedule.minibatches(g, new_samples);
+        let steps = plan.steps;
+        learner.set_learning_rate(schedule.learning_rate(g))?;
+        let bar = crate::program::progress::bar(steps as u64, "steps", self.opts.progress);
+        bar.set_message(format!("generation {g}"));
         let store = self.store;
-        train_steps(
-            learner,
-            &self.window,
-            steps,
-            t.batch_size,
-            mirror,
-            t.q_mix,
-            &mut rng,
-            |_| {
-                bar.inc(1);
-                lease.renew(store)
-            },
-        )?;
+        train_steps(learner, &self.window, &mut plan, |_| {
+            bar.inc(1);
+            lease.renew(store)
+        })?;
         bar.finish_and_clear();
         learner.set_lineage(
             g as u64,
-            Some(format!("{}.safetensors", layout::gen_dir(g - 1))),
+            Some(format!("{}.safetensors", generation_name(g - 1))),
         );
         lease.ensure_held(store)?;
         let latest = self.upload(learner, g)?;

@@ -17,7 +17,9 @@ use super::layout::{self, Latest, RunFile, ShardName};
 use crate::dataio::shard::list_shards;
 use crate::dataio::store::{sha256_hex, Store};
 use crate::neuralnet::{DeviceChoice, NetEvaluator};
-use crate::program::selfplay::{game_seed, run_selfplay};
+use crate::program::schedule::generation_name;
+use crate::program::seeds;
+use crate::program::selfplay::run_selfplay;
 
 /// How a worker runs; the run's settings come from its `run.toml`.
 #[derive(Clone, Debug)]
@@ -110,7 +112,7 @@ pub fn read_latest(store: &Store) -> anyhow::Result<Option<Latest>> {
 /// The next sequence number for `worker` in generation `g` (after any shard it uploaded in an
 /// earlier life), so a restarted worker does not replay the same seeds.
 fn next_seq(store: &Store, g: u32, worker: &str) -> anyhow::Result<u64> {
-    let prefix = format!("{}/{}", layout::SHARDS, layout::gen_dir(g));
+    let prefix = format!("{}/{}", layout::SHARDS, generation_name(g));
     Ok(store
         .list(&prefix)?
         .iter()
@@ -124,7 +126,7 @@ fn next_seq(store: &Store, g: u32, worker: &str) -> anyhow::Result<u64> {
 fn worker_seed(worker: &str, g: u32, seq: u64) -> u64 {
     let h = sha256_hex(worker.as_bytes());
     let w = u64::from_str_radix(&h[..16], 16).expect("hex");
-    game_seed(w, (g as u64) << 40 ^ seq)
+    seeds::derive(w, (g as u64) << 40 ^ seq)
 }
 
 /// Runs a worker on `store` until `LATEST` says the run is finished, or a limit is reached.

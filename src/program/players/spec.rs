@@ -369,6 +369,22 @@ fn unknown(kind: &str, key: &str, known: &str, fail: &dyn Fn(String) -> SpecErro
     ))
 }
 
+/// A spec in a config file (`[eval] baselines`) is its text, parsed (and refused) like one
+/// given on the command line.
+impl serde::Serialize for PlayerSpec {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for PlayerSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<PlayerSpec, D::Error> {
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
 impl fmt::Display for PlayerSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fn opt<T: fmt::Display>(

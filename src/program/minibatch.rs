@@ -1,0 +1,122 @@
+//! Minibatch training on a window of samples: which samples a window holds, and the steps
+//! that train on it (encoding, mirroring and the value target happen here, at training
+//! time, so shards never depend on the feature encoding). Used by the local loop, the fleet
+//! trainer and `bao learn`.
+
+use std::path::PathBuf;
+
+use rand::rngs::SmallRng;
+use rand::Rng;
+
+use super::schedule::Minibatches;
+use crate::dataio::shard::{list_shards, read_shard, Sample};
+use crate::game::features::{encode, FEATURES};
+use crate::game::{mirror_action, ACTIONS};
+use crate::neuralnet::{Learner, Losses};
+
+/// The newest `size` fully searched samples from `dirs`, given newest first.
+pub fn load_window(dirs: &[PathBuf], size: usize) -> anyhow::Result<Vec<Sample>> {
+    let mut window: Vec<Sample> = Vec::new();
+    for d in dirs {
+        if window.len() >= size {
+            break;
+        }
+        let mut shards = list_shards(d)?;
+        shards.reverse();
+        for shard in shards {
+            window.extend(
+                read_shard(&shard)?
+                    .samples
+                    .into_iter()
+                    .filter(|s| s.full_search),
+            );
+        }
+    }
+    window.truncate(size);
+    Ok(window)
+}
+
+/// Trains the minibatches `plan` describes, drawn from `window`; calls `on_step` after each
+/// step and returns the mean losses.
+pub fn train_steps(
+    learner: &mut Learner,
+    window: &[Sample],
+    plan: &mut Minibatches,
+    mut on_step: impl FnMut(&Losses) -> anyhow::Result<()>,
+) -> anyhow::Result<Losses> {
+    anyhow::ensure!(!window.is_empty(), "no training samples");
+    let mut batch = Batch::new(plan.batch_size);
+    let mut sums = [0f64; 4];
+    for _ in 0..plan.steps {
+        batch.fill(window, &mut plan.rng, plan.mirror, plan.q_mix)?;
+        let l = learner.train_step(&batch.features, &batch.masks, &batch.policy, &batch.value)?;
+        on_step(&l)?;
+        for (s, v) in sums
+            .iter_mut()
+            .zip([l.policy, l.value, l.policy_entropy, l.value_accuracy])
+        {
+            *s += v as f64;
+        }
+    }
+    let n = plan.steps.max(1) as f64;
+    let (policy, value) = ((sums[0] / n) as f32, (sums[1] / n) as f32);
+    Ok(Losses {
+        policy,
+        value,
+        total: policy + learner.config().value_loss_weight as f32 * value,
+        policy_entropy: (sums[2] / n) as f32,
+        value_accuracy: (sums[3] / n) as f32,
+    })
+}
+
+/// A training minibatch, refilled in place.
+struct Batch {
+    n: usize,
+    features: Vec<f32>,
+    masks: Vec<u64>,
+    policy: Vec<f32>,
+    value: Vec<f32>,
+}
+
+impl Batch {
+    fn new(n: usize) -> Batch {
+        Batch {
+            n,
+            features: vec![0.0; n * FEATURES],
+            masks: vec![0; n],
+            policy: vec![0.0; n * ACTIONS],
+            value: vec![0.0; n],
+        }
+    }
+
+    /// Draws `n` samples uniformly from the window (mirrored at random when `mirror`).
+    fn fill(
+        &mut self,
+        window: &[Sample],
+        rng: &mut SmallRng,
+        mirror: bool,
+        q_mix: f32,
+    ) -> anyhow::Result<()> {
+        for i in 0..self.n {
+            let s = &window[rng.random_range(0..window.len())];
+            let mut pos = s.position()?;
+            let policy = &mut self.policy[i * ACTIONS..(i + 1) * ACTIONS];
+            if mirror && rng.random_bool(0.5) {
+                pos = pos.mirrored();
+                policy.fill(0.0);
+                for a in 0..ACTIONS {
+                    policy[mirror_action(a)] = s.policy[a];
+                }
+                self.masks[i] = (0..ACTIONS)
+                    .filter(|&a| s.legal >> a & 1 == 1)
+                    .fold(0, |m, a| m | 1 << mirror_action(a));
+            } else {
+                policy.copy_from_slice(&s.policy);
+                self.masks[i] = s.legal;
+            }
+            encode(&pos, &mut self.features[i * FEATURES..(i + 1) * FEATURES]);
+            self.value[i] = (1.0 - q_mix) * s.z + q_mix * s.q;
+        }
+        Ok(())
+    }
+}
