@@ -42,7 +42,7 @@ fn costs_of(spec: &str, variant: Variant) -> MoveCosts {
             moves.len() as u32,
             200,
             &limits,
-            &mut costs,
+            |pos, chosen, time| costs[pos.to_move().index()].record(time, &chosen.analysis),
         );
         total.merge(&costs[side]);
     }

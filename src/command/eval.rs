@@ -46,6 +46,11 @@ pub struct Args {
     /// games played in parallel or a busy machine do not bias one side) or `wall`.
     #[arg(long, default_value_t = ClockKind::Cpu)]
     pub clock: ClockKind,
+    /// Check every move with an alpha-beta solver of MS milliseconds of CPU time per
+    /// position (outside the players' clocks): per player, how many proven wins it kept and
+    /// gave away; every win given away is listed in results.json with its position and move.
+    #[arg(long, value_name = "MS")]
+    pub proofs: Option<u64>,
     /// Folder for `results.json` and `elo.svg`.
     #[arg(long, default_value = "eval-results")]
     pub out: PathBuf,
@@ -66,6 +71,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     config.opening_plies = args.opening_plies;
     config.seed = args.seed;
     config.clock = args.clock;
+    if let Some(ms) = args.proofs {
+        anyhow::ensure!(ms >= 1, "--proofs must be at least 1 ms");
+        config.proofs = Some(std::time::Duration::from_millis(ms));
+    }
     if let Some(t) = args.threads {
         anyhow::ensure!(t >= 1, "--threads must be at least 1");
         config.threads = t;

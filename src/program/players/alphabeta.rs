@@ -97,6 +97,17 @@ pub struct AlphaBeta {
     aborted: bool,
 }
 
+/// What a search proved about a position, for the side to move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Proof {
+    /// A forced win was found.
+    Win,
+    /// Every line loses against best play.
+    Loss,
+    /// Neither, within the search's budget.
+    Unknown,
+}
+
 /// The result of one search.
 #[derive(Clone, Debug)]
 pub struct SearchReport {
@@ -107,6 +118,20 @@ pub struct SearchReport {
     pub nodes: u64,
     pub pv: Vec<LegalMove>,
     pub elapsed: Duration,
+}
+
+impl SearchReport {
+    /// The exact result for the side to move, when the last completed iteration proved one
+    /// (a score in the win band: the search saw the game end on every line it needed).
+    pub fn proof(&self) -> Proof {
+        if self.score >= WIN_BOUND {
+            Proof::Win
+        } else if self.score <= -WIN_BOUND {
+            Proof::Loss
+        } else {
+            Proof::Unknown
+        }
+    }
 }
 
 impl AlphaBeta {

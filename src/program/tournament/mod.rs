@@ -21,8 +21,9 @@ mod report;
 pub use report::{elo_svg, format_table, write_json};
 
 use super::elo::{self, PairCounts, Z95};
-use super::movecost::{MoveCosts, MoveTimer, PlayerCosts};
-use super::players::{self, Limits, Player, PlayerSpec};
+use super::movecost::{MoveCosts, MoveTime, MoveTimer, PlayerCosts};
+use super::players::{self, ChosenMove, Limits, Player, PlayerSpec};
+use super::proofs::{DroppedWin, ProofChecker, ProofCounts};
 use super::seeds::mix;
 use super::sprt::{Sprt, SprtDecision};
 use crate::game::{After, Position, Side, Variant, WinReason};
@@ -60,6 +61,9 @@ pub struct TournamentConfig {
     pub progress: bool,
     /// The clock time budgets are measured on, and per-move times reported on.
     pub clock: ClockKind,
+    /// Check every move against an alpha-beta solver with this CPU budget per position
+    /// (outside the players' clocks): proven wins kept and given away, per player.
+    pub proofs: Option<std::time::Duration>,
 }
 
 impl TournamentConfig {
@@ -83,6 +87,7 @@ impl TournamentConfig {
             sprt: None,
             progress: false,
             clock: ClockKind::Cpu,
+            proofs: None,
         }
     }
 
@@ -139,6 +144,22 @@ pub struct GameSummary {
     /// What South and North spent on their moves (summed per player in the results).
     #[serde(skip)]
     pub costs: [MoveCosts; 2],
+    /// South's and North's proven-value figures, with `proofs` on.
+    #[serde(skip)]
+    pub proofs: [ProofCounts; 2],
+    /// Proven wins given away in this game (with `proofs` on), for anyone to check.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub dropped_wins: Vec<DroppedWin>,
+}
+
+/// One player's proven-value figures over the tournament.
+#[derive(Clone, Debug, Serialize)]
+pub struct PlayerProofs {
+    pub name: String,
+    #[serde(flatten)]
+    pub counts: ProofCounts,
+    /// Proven wins kept among those whose outcome after the move is known.
+    pub kept_share: Option<f64>,
 }
 
 impl GameSummary {
@@ -222,6 +243,9 @@ pub struct TournamentResult {
     /// Per player (same order as `players`): time, simulations or nodes, depth and batch fill
     /// per move, so that a match played at unequal cost shows it.
     pub costs: Vec<PlayerCosts>,
+    /// Per player, with `proofs` on: proven wins kept and given away.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub proofs: Vec<PlayerProofs>,
     pub games: Vec<GameSummary>,
 }
 
@@ -319,8 +343,9 @@ pub fn opening(variant: Variant, plies: u32, seed: u64, k: u32) -> (Position, Ve
     unreachable!("the loop only ends by returning")
 }
 
-/// Plays one game from `start` (reached after `start_plies` plies), adding each move's cost,
-/// timed on `limits.clock`, to `costs` (South's, North's).
+/// Plays one game from `start` (reached after `start_plies` plies), showing each move to
+/// `on_move` with the position it was played from and its time on `limits.clock` (what the
+/// caller does there, such as checking proofs, is outside the clock).
 pub fn play_game(
     south: &mut dyn Player,
     north: &mut dyn Player,
@@ -328,7 +353,7 @@ pub fn play_game(
     start_plies: u32,
     ply_cap: u32,
     limits: &Limits,
-    costs: &mut [MoveCosts; 2],
+    mut on_move: impl FnMut(&Position, &ChosenMove, MoveTime),
 ) -> (GameEnd, u32) {
     let mut pos = start;
     let mut plies = start_plies;
@@ -355,7 +380,7 @@ pub fn play_game(
         let timer = MoveTimer::start(limits.clock, player.thinks_on_this_thread());
         let chosen = match players::choose_legal(player, &pos, limits) {
             Ok(c) => {
-                costs[me.index()].record(timer.stop(), &c.analysis);
+                on_move(&pos, &c, timer.stop());
                 c
             }
             Err(e) => {
@@ -444,14 +469,15 @@ pub fn run_tournament(config: &TournamentConfig) -> anyhow::Result<TournamentRes
             let (jobs, openings, next, stop) = (&jobs, &openings, &next, &stop);
             scope.spawn(move || {
                 let mut cache: Vec<Option<Box<dyn Player>>> = (0..n).map(|_| None).collect();
+                let mut checker = config.proofs.map(ProofChecker::new);
                 loop {
                     if stop.load(Ordering::Relaxed) {
                         break;
                     }
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(&job) = jobs.get(i) else { break };
-                    let result =
-                        run_job(config, job, &openings[(job.game / 2) as usize], &mut cache);
+                    let opening = &openings[(job.game / 2) as usize];
+                    let result = run_job(config, job, opening, &mut cache, &mut checker);
                     if tx.send(result).is_err() {
                         break;
                     }
@@ -520,6 +546,7 @@ fn run_job(
     job: Job,
     (start, moves): &(Position, Vec<String>),
     cache: &mut [Option<Box<dyn Player>>],
+    checker: &mut Option<ProofChecker>,
 ) -> anyhow::Result<GameSummary> {
     // Even games give `a` South, odd games give it North: each opening twice, colours swapped.
     let (south, north) = if job.game.is_multiple_of(2) {
@@ -554,6 +581,8 @@ fn run_job(
         ..Limits::default()
     };
     let mut costs = [MoveCosts::default(), MoveCosts::default()];
+    let mut proofs = [ProofCounts::default(); 2];
+    let mut dropped_wins = Vec::new();
     let (end, plies) = play_game(
         ps,
         pn,
@@ -561,7 +590,13 @@ fn run_job(
         moves.len() as u32,
         config.ply_cap,
         &limits,
-        &mut costs,
+        |pos, chosen, time| {
+            let me = pos.to_move().index();
+            costs[me].record(time, &chosen.analysis);
+            if let Some(checker) = checker.as_mut() {
+                dropped_wins.extend(checker.check(pos, &chosen.mv, &mut proofs[me]));
+            }
+        },
     );
     if let GameEnd::Forfeit { loser, reason } = &end {
         let who = if *loser == Side::South { south } else { north };
@@ -582,6 +617,8 @@ fn run_job(
         end,
         plies,
         costs,
+        proofs,
+        dropped_wins,
     })
 }
 
@@ -694,8 +731,30 @@ fn summarise(
         sprt,
         elapsed_s,
         costs: player_costs(config, names, &games),
+        proofs: if config.proofs.is_some() {
+            player_proofs(names, &games)
+        } else {
+            Vec::new()
+        },
         games,
     }
+}
+
+/// Each player's proven-value figures summed over its games.
+fn player_proofs(names: &[String], games: &[GameSummary]) -> Vec<PlayerProofs> {
+    let mut sums = vec![ProofCounts::default(); names.len()];
+    for g in games {
+        sums[g.south].merge(&g.proofs[Side::South.index()]);
+        sums[g.north].merge(&g.proofs[Side::North.index()]);
+    }
+    sums.into_iter()
+        .zip(names)
+        .map(|(counts, name)| PlayerProofs {
+            name: name.clone(),
+            counts,
+            kept_share: counts.kept_share(),
+        })
+        .collect()
 }
 
 /// Each player's move costs summed over its games.

@@ -130,6 +130,34 @@ pub fn format_table(r: &TournamentResult) -> String {
             }
         );
     }
+    if !r.proofs.is_empty() {
+        let _ = writeln!(
+            s,
+            "\n{:<w$}  {:>11} {:>6} {:>8} {:>10} {:>7}",
+            "proven wins", "moves from", "kept", "dropped", "unresolved", "kept %"
+        );
+        for p in &r.proofs {
+            let c = &p.counts;
+            let _ = writeln!(
+                s,
+                "{:<w$}  {:>11} {:>6} {:>8} {:>10} {:>7}",
+                p.name,
+                c.proven_wins,
+                c.kept,
+                c.dropped,
+                c.unresolved,
+                p.kept_share
+                    .map_or("-".into(), |x| format!("{:.1}", 100.0 * x))
+            );
+        }
+        let dropped: usize = r.games.iter().map(|g| g.dropped_wins.len()).sum();
+        if dropped > 0 {
+            let _ = writeln!(
+                s,
+                "{dropped} win(s) given away: position and move of each under `dropped_wins` in results.json"
+            );
+        }
+    }
     s
 }
 
