@@ -80,8 +80,8 @@ fn batch(n: usize, seed: u64, with_empty: bool) -> Batch {
 }
 
 fn tiny(variant: Variant, seed: i64) -> Network {
-    tch::manual_seed(seed);
-    Network::new(&NetConfig::preset("tiny").unwrap(), variant, Device::Cpu).unwrap()
+    let tiny = NetConfig::preset("tiny").unwrap();
+    Network::new_seeded(&tiny, variant, Device::Cpu, seed as u64).unwrap()
 }
 
 fn evaluate(e: &mut impl Evaluator, b: &Batch) -> (Vec<f32>, Vec<f32>) {
@@ -176,11 +176,15 @@ fn outputs_have_no_probability_on_illegal_actions_and_values_in_range() {
 #[test]
 fn training_steps_reduce_the_loss_on_a_fixed_batch() {
     let b = batch(32, 3, false);
-    for kind in [OptimizerKind::Adam, OptimizerKind::Sgd] {
-        let lr = if kind == OptimizerKind::Adam {
-            3e-3
-        } else {
+    for kind in [
+        OptimizerKind::Adam,
+        OptimizerKind::AdamW,
+        OptimizerKind::Sgd,
+    ] {
+        let lr = if kind == OptimizerKind::Sgd {
             3e-2
+        } else {
+            3e-3
         };
         let cfg = OptimizerConfig {
             kind,
@@ -209,6 +213,52 @@ fn training_steps_reduce_the_loss_on_a_fixed_batch() {
         assert!(last.policy_entropy > 0.0 && last.policy_entropy < first.policy_entropy);
         assert_eq!(learner.step(), 31);
     }
+}
+
+/// Issue 18: AdamW's decay bypasses Adam's scaling. Without decay it is Adam exactly; with
+/// decay it shrinks the weights further than L2 through Adam does, here by far (Adam divides
+/// an L2 gradient by its own scale, AdamW removes `lr * decay` of every weight each step).
+#[test]
+fn adamw_decays_apart_from_the_adam_step() {
+    let b = batch(32, 5, false);
+    // One initial network for all (torch's generator is shared by the tests running beside).
+    let start = tiny(Variant::Kujifunza, 4);
+    let weights_after = |kind, weight_decay| {
+        let cfg = OptimizerConfig {
+            kind,
+            weight_decay,
+            learning_rate: 1e-3,
+            ..Default::default()
+        };
+        let net = start.duplicate(Device::Cpu).unwrap();
+        let mut learner = Learner::new(net, cfg).unwrap();
+        for _ in 0..5 {
+            learner
+                .train_step(&b.features, &b.masks, &b.policy, &b.values)
+                .unwrap();
+        }
+        let mut named: Vec<(String, tch::Tensor)> = learner
+            .network()
+            .var_store()
+            .variables()
+            .into_iter()
+            .collect();
+        named.sort_by(|a, b| a.0.cmp(&b.0));
+        named
+            .into_iter()
+            .map(|(_, t)| Vec::<f32>::try_from(t.flatten(0, -1)).unwrap())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        weights_after(OptimizerKind::Adam, 0.0),
+        weights_after(OptimizerKind::AdamW, 0.0)
+    );
+    let norm = |w: &[Vec<f32>]| w.iter().flatten().map(|x| (x * x) as f64).sum::<f64>();
+    let (l2, decoupled) = (
+        norm(&weights_after(OptimizerKind::Adam, 50.0)),
+        norm(&weights_after(OptimizerKind::AdamW, 50.0)),
+    );
+    assert!(decoupled < l2, "AdamW {decoupled} vs Adam with L2 {l2}");
 }
 
 #[test]

@@ -6,9 +6,12 @@
 //! the moment tensors lets a checkpoint carry them (`NAME.optim.safetensors`, counters in
 //! `NAME.optim.json`) so that a resumed run continues bit-for-bit as if never stopped.
 //!
-//! Weight decay is classic L2 (`grad += weight_decay * w`, i.e. `weight_decay / 2 * |w|^2`
-//! added to the loss), applied to convolution and linear weights only (tensors of rank >= 2),
-//! not to biases or batch-norm parameters, as in AlphaZero and KataGo.
+//! Weight decay is classic L2 for `adam` and `sgd` (`grad += weight_decay * w`, i.e.
+//! `weight_decay / 2 * |w|^2` added to the loss) and decoupled for `adamw` (Loshchilov and
+//! Hutter: `w -= lr * weight_decay * w` beside the Adam step, so the decay does not pass
+//! through Adam's per-weight scaling). Either way it applies to convolution and linear
+//! weights only (tensors of rank >= 2), not to biases or batch-norm parameters, as in
+//! AlphaZero and KataGo.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -28,6 +31,8 @@ use crate::game::ACTIONS;
 pub enum OptimizerKind {
     #[default]
     Adam,
+    /// Adam with decoupled weight decay.
+    AdamW,
     /// SGD with (heavy-ball, PyTorch-style) momentum.
     Sgd,
 }
@@ -385,13 +390,17 @@ impl Learner {
             if !grad.defined() {
                 continue;
             }
-            let g = if p.decay && c.weight_decay > 0.0 {
+            let decay = p.decay && c.weight_decay > 0.0;
+            let g = if decay && c.kind != OptimizerKind::AdamW {
                 &grad + &p.var * c.weight_decay
             } else {
                 grad
             };
+            if decay && c.kind == OptimizerKind::AdamW {
+                let _ = p.var.f_sub_(&(&p.var * (lr * c.weight_decay)));
+            }
             match c.kind {
-                OptimizerKind::Adam => {
+                OptimizerKind::Adam | OptimizerKind::AdamW => {
                     p.m.copy_(&(&p.m * c.beta1 + &g * (1.0 - c.beta1)));
                     p.v.copy_(&(&p.v * c.beta2 + g.square() * (1.0 - c.beta2)));
                     let bias1 = 1.0 - c.beta1.powf(t);

@@ -39,10 +39,33 @@ impl std::fmt::Debug for Network {
     }
 }
 
+/// libtorch's random generator is one for the whole process: seeding it and drawing initial
+/// weights from it must not interleave with another thread doing either (tests train many
+/// runs in one process), so both happen under this lock.
+static TORCH_GENERATOR: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 impl Network {
-    /// A freshly initialised network (weights from torch's global RNG: call
-    /// `tch::manual_seed` first for reproducible weights).
+    /// A freshly initialised network, its weights drawn from torch's generator as it stands
+    /// (see [`Self::new_seeded`] for reproducible weights).
     pub fn new(config: &NetConfig, variant: Variant, device: Device) -> anyhow::Result<Network> {
+        let _generator = TORCH_GENERATOR.lock().unwrap_or_else(|e| e.into_inner());
+        Network::build(config, variant, device)
+    }
+
+    /// A freshly initialised network whose weights depend on `seed` alone: torch's generator
+    /// is seeded and drawn from with no other thread in between.
+    pub fn new_seeded(
+        config: &NetConfig,
+        variant: Variant,
+        device: Device,
+        seed: u64,
+    ) -> anyhow::Result<Network> {
+        let _generator = TORCH_GENERATOR.lock().unwrap_or_else(|e| e.into_inner());
+        tch::manual_seed(seed as i64);
+        Network::build(config, variant, device)
+    }
+
+    fn build(config: &NetConfig, variant: Variant, device: Device) -> anyhow::Result<Network> {
         config.validate()?;
         let vs = nn::VarStore::new(device);
         let model = Model::new(&vs.root(), config);

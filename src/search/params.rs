@@ -33,6 +33,7 @@ pub enum Algorithm {
 /// gumbel_m = 16               # Gumbel candidates at the root
 /// gumbel_c_visit = 50.0
 /// gumbel_c_scale = 1.0
+/// forced_playouts = 0.0       # KataGo's k (2.0 there); 0 = off. PUCT self-play roots only
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -51,6 +52,12 @@ pub struct SearchParams {
     pub gumbel_m: usize,
     pub gumbel_c_visit: f32,
     pub gumbel_c_scale: f32,
+    /// KataGo's forced playouts and policy target pruning, `k` (0 = off): at a noisy PUCT
+    /// root each child gets at least `sqrt(k * prior * N)` of the `N` visits, so noise
+    /// really explores; the policy target then takes those forced visits back out of every
+    /// child but the best, as far as PUCT would not have chosen them, so the target does not
+    /// teach the noise.
+    pub forced_playouts: f32,
 }
 
 impl Default for SearchParams {
@@ -70,6 +77,7 @@ impl Default for SearchParams {
             gumbel_m: 16,
             gumbel_c_visit: 50.0,
             gumbel_c_scale: 1.0,
+            forced_playouts: 0.0,
         }
     }
 }
@@ -86,6 +94,7 @@ impl SearchParams {
             ("virtual_loss", self.virtual_loss),
             ("gumbel_c_visit", self.gumbel_c_visit),
             ("gumbel_c_scale", self.gumbel_c_scale),
+            ("forced_playouts", self.forced_playouts),
         ];
         for (key, x) in non_negative {
             ensure!(

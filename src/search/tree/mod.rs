@@ -281,8 +281,13 @@ mod tests {
     use crate::game::{After, Variant};
     use rand::SeedableRng;
 
-    /// Runs the search to its end with every leaf valued 0 under uniform priors.
-    fn run_uniform(tree: &mut Tree, params: &SearchParams, leaves: usize) {
+    /// Runs the search to its end under uniform priors, every leaf valued by `value`.
+    fn run_valued(
+        tree: &mut Tree,
+        params: &SearchParams,
+        leaves: usize,
+        value: impl Fn(&Position) -> f32,
+    ) {
         let mut rng = rand::rngs::SmallRng::seed_from_u64(1);
         let (mut positions, mut masks) = (Vec::new(), Vec::new());
         while !tree.is_done() {
@@ -290,8 +295,14 @@ mod tests {
             masks.clear();
             let n = tree.select(params, leaves, &mut positions, &mut masks);
             assert_eq!(n, tree.pending());
-            tree.apply(params, &vec![1.0; n * ACTIONS], &vec![0.0; n], &mut rng);
+            let values: Vec<f32> = positions.iter().map(&value).collect();
+            tree.apply(params, &vec![1.0; n * ACTIONS], &values, &mut rng);
         }
+    }
+
+    /// Runs the search to its end with every leaf valued 0 under uniform priors.
+    fn run_uniform(tree: &mut Tree, params: &SearchParams, leaves: usize) {
+        run_valued(tree, params, leaves, |_| 0.0);
     }
 
     /// A position (reached by playing first moves) whose side to move can win at once.
@@ -377,5 +388,52 @@ mod tests {
             tree.nodes[ROOT as usize].parent, NONE,
             "the new root has no parent"
         );
+    }
+
+    #[test]
+    fn forced_playouts_visit_every_child_and_pruning_takes_them_back() {
+        let params = SearchParams {
+            forced_playouts: 2.0,
+            ..SearchParams::default()
+        };
+        let mut tree = Tree::new(Position::start(Variant::Kiswahili));
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(3);
+        tree.begin(&params, 400, true, &mut rng);
+        // Values that differ from move to move, so PUCT alone would leave the poor moves
+        // almost unvisited and forced playouts have work to do.
+        run_valued(&mut tree, &params, 1, |p| {
+            (p.hash64() % 1000) as f32 / 500.0 - 1.0
+        });
+        let range = tree.nodes[ROOT as usize].children();
+        let n: f32 = range.clone().map(|c| tree.nodes[c].visits as f32).sum();
+        for c in range.clone() {
+            let owed = (2.0 * tree.nodes[c].prior * n).sqrt();
+            assert!(
+                tree.nodes[c].visits as f32 + 1.0 >= owed,
+                "child {c}: {} visits, owed {owed}",
+                tree.nodes[c].visits
+            );
+        }
+        let r = tree.result(&params);
+        let best = r.best_move.expect("a move");
+        let k = r.children.iter().position(|c| c.mv == best).unwrap();
+        let pruned = tree.target_visits(&params, Some(range.start + k));
+        let raw: Vec<f32> = r.children.iter().map(|c| c.visits as f32).collect();
+        assert_eq!(pruned[k], raw[k], "the best child keeps its visits");
+        assert!(pruned.iter().zip(&raw).all(|(p, r)| p <= r));
+        assert!(
+            pruned.iter().sum::<f32>() < raw.iter().sum::<f32>(),
+            "some forced visits were taken back"
+        );
+        let sum: f32 = r.policy.iter().sum();
+        assert!((sum - 1.0).abs() < 1e-5);
+        assert!(r.policy[r.children[k].action] >= raw[k] / n);
+        // Without noise (a player's search) nothing is forced or pruned.
+        let mut quiet = Tree::new(Position::start(Variant::Kiswahili));
+        quiet.begin(&params, 100, false, &mut rng);
+        run_uniform(&mut quiet, &params, 1);
+        let r = quiet.result(&params);
+        let raw: Vec<f32> = r.children.iter().map(|c| c.visits as f32).collect();
+        assert_eq!(quiet.target_visits(&params, Some(0)), raw);
     }
 }

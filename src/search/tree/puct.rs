@@ -1,23 +1,36 @@
-//! Interior selection (PUCT with first-play urgency and virtual loss, as in KataGo) and the
-//! Dirichlet noise a self-play root gets (AlphaZero).
+//! Interior selection (PUCT with first-play urgency and virtual loss, as in KataGo), the
+//! Dirichlet noise a self-play root gets (AlphaZero), and KataGo's forced playouts with
+//! policy target pruning.
 
 use rand::Rng;
 use rand_distr::{Distribution, Gamma};
 
 use super::node::{Proven, ROOT};
 use super::Tree;
-use crate::search::SearchParams;
+use crate::search::{Algorithm, SearchParams};
 
 impl Tree {
-    /// PUCT with first-play urgency and virtual loss.
-    pub(super) fn puct_child(&self, i: u32, params: &SearchParams) -> u32 {
+    /// The exploration factor of node `i`'s children: `c_explore * sqrt(N)` of the PUCT
+    /// formula `Q + c_explore * P * sqrt(N) / (1 + n)`.
+    fn exploration(&self, i: u32, params: &SearchParams) -> f32 {
         let node = &self.nodes[i as usize];
-        let side = node.pos.to_move();
         let n_parent = (node.visits + node.in_flight) as f32;
         let c_explore = params.c_puct
             + params.c_puct_factor
                 * ((n_parent + params.c_puct_base + 1.0) / params.c_puct_base).ln();
-        let sqrt_n = n_parent.max(1.0).sqrt();
+        c_explore * n_parent.max(1.0).sqrt()
+    }
+
+    /// PUCT with first-play urgency and virtual loss; forced playouts first at a forcing root.
+    pub(super) fn puct_child(&self, i: u32, params: &SearchParams) -> u32 {
+        if i == ROOT && self.forcing(params) {
+            if let Some(c) = self.forced_child(params) {
+                return c;
+            }
+        }
+        let node = &self.nodes[i as usize];
+        let side = node.pos.to_move();
+        let explore = self.exploration(i, params);
         let parent_q = node.q_for(side).unwrap_or(0.0);
         let range = node.children();
         let visited_prior: f32 = range
@@ -46,13 +59,80 @@ impl Tree {
             } else {
                 (child.w - params.virtual_loss * child.in_flight as f32) / n as f32
             };
-            let score = q + c_explore * child.prior * sqrt_n / (1.0 + n as f32);
+            let score = q + explore * child.prior / (1.0 + n as f32);
             if score > best_score {
                 best_score = score;
                 best = c;
             }
         }
         best as u32
+    }
+
+    /// True when forced playouts apply: a PUCT root searched with noise (self-play's full
+    /// searches), `forced_playouts` > 0.
+    pub(super) fn forcing(&self, params: &SearchParams) -> bool {
+        self.noise && params.forced_playouts > 0.0 && params.algorithm == Algorithm::Puct
+    }
+
+    /// The visits root child `c` is owed when the root's children have `n` in all:
+    /// `sqrt(k * prior * n)`.
+    fn forced_visits(&self, params: &SearchParams, c: usize, n: f32) -> f32 {
+        (params.forced_playouts * self.nodes[c].prior * n).sqrt()
+    }
+
+    /// The root child furthest below its forced visits, if any (none once a child is a
+    /// proven win, which PUCT plays at once; proven losses are never forced).
+    fn forced_child(&self, params: &SearchParams) -> Option<u32> {
+        let range = self.nodes[ROOT as usize].children();
+        if range.clone().any(|c| self.nodes[c].proven == Proven::Won) {
+            return None;
+        }
+        let taken = |c: usize| (self.nodes[c].visits + self.nodes[c].in_flight) as f32;
+        let n: f32 = range.clone().map(taken).sum();
+        range
+            .filter(|&c| self.nodes[c].proven != Proven::Lost)
+            .map(|c| (c, self.forced_visits(params, c, n) - taken(c)))
+            .filter(|&(_, owed)| owed > 0.0)
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(c, _)| c as u32)
+    }
+
+    /// Policy target pruning (KataGo): the root children's visits with forced visits taken
+    /// back from every child but `best` (arena index), as far as PUCT would not have given
+    /// them; a child left with one visit or less gets none. Raw visits when not forcing.
+    pub(super) fn target_visits(&self, params: &SearchParams, best: Option<usize>) -> Vec<f32> {
+        let range = self.nodes[ROOT as usize].children();
+        let raw: Vec<f32> = range.clone().map(|c| self.nodes[c].visits as f32).collect();
+        let Some(b) = best.filter(|_| self.forcing(params)) else {
+            return raw;
+        };
+        let side = self.nodes[ROOT as usize].pos.to_move();
+        let explore = self.exploration(ROOT, params);
+        let n: f32 = raw.iter().sum();
+        let puct = |c: usize, visits: f32| {
+            self.nodes[c].q_for(side).unwrap_or(0.0)
+                + explore * self.nodes[c].prior / (1.0 + visits)
+        };
+        let best_score = puct(b, self.nodes[b].visits as f32);
+        range
+            .zip(raw)
+            .map(|(c, visits)| {
+                let q = self.nodes[c].q_for(side).unwrap_or(0.0);
+                if c == b || visits == 0.0 || q >= best_score {
+                    return visits;
+                }
+                // The fewest visits at which PUCT would still not prefer `c` to `best`.
+                let needed = explore * self.nodes[c].prior / (best_score - q) - 1.0;
+                let kept = (visits - self.forced_visits(params, c, n))
+                    .max(needed)
+                    .min(visits);
+                if kept <= 1.0 {
+                    0.0
+                } else {
+                    kept.ceil().min(visits)
+                }
+            })
+            .collect()
     }
 
     /// Mixes Dirichlet noise into the root's priors (self-play searches only).

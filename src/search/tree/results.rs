@@ -132,13 +132,12 @@ impl Tree {
         let policy = match (&self.gumbel, params.algorithm) {
             (Some(_), Algorithm::Gumbel) => self.improved_policy(params),
             _ => {
+                // Visits, less the forced ones where forced playouts were on.
+                let visits = self.target_visits(params, best.map(|k| first + k));
+                let total: f32 = visits.iter().sum();
                 let mut policy = [0.0f32; ACTIONS];
-                for ch in &children {
-                    policy[ch.action] = if child_visits > 0 {
-                        ch.visits as f32 / child_visits as f32
-                    } else {
-                        ch.prior
-                    };
+                for (ch, v) in children.iter().zip(visits) {
+                    policy[ch.action] = if total > 0.0 { v / total } else { ch.prior };
                 }
                 policy
             }
