@@ -8,10 +8,12 @@ Only the standard library: the figure is hand-written SVG.
 """
 import csv
 import json
-import math
 import re
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from svgchart import line_chart  # noqa: E402
 
 
 def point(path):
@@ -53,46 +55,17 @@ def point(path):
 
 def svg(points):
     """Elo of each shipped network over alpha-beta against time per move (log scale)."""
-    w, h, left, right, top, bottom = 640, 400, 70, 150, 30, 50
-    xs = sorted({p["ms"] for p in points})
-    lo = min([p["net_elo_lo"] for p in points if p["net_elo_lo"] is not None] + [-400])
-    hi = max([p["net_elo_hi"] for p in points if p["net_elo_hi"] is not None] + [100])
-    lo, hi = math.floor(lo / 100) * 100, math.ceil(hi / 100) * 100
-    lx = [math.log10(x) for x in xs]
-    x0, x1 = min(lx) - 0.15, max(lx) + 0.15
-
-    def X(ms):
-        return left + (math.log10(ms) - x0) / (x1 - x0) * (w - left - right)
-
-    def Y(e):
-        return top + (hi - e) / (hi - lo) * (h - top - bottom)
-
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12">',
-           f'<rect width="{w}" height="{h}" fill="white"/>',
-           f'<text x="{left}" y="18" font-size="14">Shipped network vs alpha-beta at equal CPU time per move</text>']
-    for e in range(lo, hi + 1, 100):
-        out.append(f'<line x1="{left}" x2="{w - right}" y1="{Y(e):.1f}" y2="{Y(e):.1f}" stroke="{"#888" if e == 0 else "#eee"}"/>')
-        out.append(f'<text x="{left - 8}" y="{Y(e) + 4:.1f}" text-anchor="end">{e}</text>')
-    for ms in xs:
-        out.append(f'<text x="{X(ms):.1f}" y="{h - bottom + 18}" text-anchor="middle">{ms}</text>')
-    out.append(f'<text x="{(left + w - right) / 2}" y="{h - 12}" text-anchor="middle">ms per move (log scale)</text>')
-    out.append(f'<text transform="translate(18,{(top + h - bottom) / 2}) rotate(-90)" text-anchor="middle">Elo of the network over alpha-beta (95%)</text>')
     colours = {"kiswahili": "#c0392b", "kujifunza": "#2471a3"}
-    for k, variant in enumerate(sorted({p["variant"] for p in points})):
-        c = colours.get(variant, "#333")
-        mine = sorted((p for p in points if p["variant"] == variant and p["net_elo"] is not None), key=lambda p: p["ms"])
-        if len(mine) > 1:
-            path = " ".join(f'{"M" if i == 0 else "L"}{X(p["ms"]):.1f},{Y(p["net_elo"]):.1f}' for i, p in enumerate(mine))
-            out.append(f'<path d="{path}" fill="none" stroke="{c}" stroke-width="2"/>')
-        for p in mine:
-            x = X(p["ms"]) + (k - 0.5) * 6
-            if p["net_elo_lo"] is not None:
-                out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{Y(max(p["net_elo_lo"], lo)):.1f}" y2="{Y(min(p["net_elo_hi"], hi)):.1f}" stroke="{c}"/>')
-            out.append(f'<circle cx="{x:.1f}" cy="{Y(p["net_elo"]):.1f}" r="4" fill="{c}"><title>{variant} {p["ms"]} ms: {p["net_wins"]}-{p["ab_wins"]} of {p["games"]}</title></circle>')
-        out.append(f'<rect x="{w - right + 15}" y="{top + 20 * k}" width="12" height="12" fill="{c}"/>')
-        out.append(f'<text x="{w - right + 32}" y="{top + 20 * k + 11}">{variant}</text>')
-    out.append("</svg>")
-    return "\n".join(out) + "\n"
+    series = [{
+        "name": variant,
+        "colour": colours.get(variant),
+        "points": [{"x": p["ms"], "y": p["net_elo"], "lo": p["net_elo_lo"], "hi": p["net_elo_hi"],
+                    "tip": f'{variant} {p["ms"]} ms: {p["net_wins"]}-{p["ab_wins"]} of {p["games"]}'}
+                   for p in points if p["variant"] == variant],
+    } for variant in sorted({p["variant"] for p in points})]
+    return line_chart("Shipped network vs alpha-beta at equal CPU time per move",
+                      "ms per move (log scale)", "Elo of the network over alpha-beta (95%)",
+                      series, log_x=True, x_ticks=sorted({p["ms"] for p in points}))
 
 
 def main():

@@ -57,6 +57,7 @@ fn shipped_run_configs_load() {
             "kiswahili-continue.toml",
             "kiswahili.toml",
             "kujifunza-quick.toml",
+            "kujifunza-recipe.toml",
             "kujifunza.toml"
         ]
     );

@@ -20,6 +20,18 @@ fn config(variant: Variant) -> SelfplayRunConfig {
     c
 }
 
+/// The game records a run wrote, by game id.
+fn records_by_id(
+    stats: &bao::program::selfplay::SelfplayStats,
+) -> BTreeMap<u64, bao::dataio::records::GameRecord> {
+    stats
+        .record_files
+        .iter()
+        .flat_map(|p| read_records(p).unwrap())
+        .map(|r| (r.id.unwrap(), r))
+        .collect()
+}
+
 fn samples(dir: &std::path::Path) -> Vec<Sample> {
     list_shards(dir)
         .unwrap()
@@ -135,12 +147,7 @@ fn batched_driver_matches_single_game_search() {
         cfg.selfplay.games_in_flight = 4;
         cfg.selfplay.max_plies = 2;
         let stats = run_selfplay(&cfg, &mut UniformEvaluator, 6, dir.path(), false).unwrap();
-        let records: BTreeMap<u64, _> = stats
-            .record_files
-            .iter()
-            .flat_map(|p| read_records(p).unwrap())
-            .map(|r| (r.id.unwrap(), r))
-            .collect();
+        let records = records_by_id(&stats);
         let first: BTreeMap<u64, Sample> = samples(dir.path())
             .into_iter()
             .filter(|s| s.ply == 0)
@@ -275,12 +282,7 @@ fn after_the_temperature_plies_the_most_visited_move_is_played() {
     let mut cfg = config(Variant::Kiswahili);
     cfg.selfplay.temperature = vec![(0, 1.0), (K, 0.0)];
     let stats = run_selfplay(&cfg, &mut UniformEvaluator, 4, dir.path(), false).unwrap();
-    let records: BTreeMap<u64, _> = stats
-        .record_files
-        .iter()
-        .flat_map(|p| read_records(p).unwrap())
-        .map(|r| (r.id.unwrap(), r))
-        .collect();
+    let records = records_by_id(&stats);
     let mut checked = 0;
     for s in samples(dir.path()).iter().filter(|s| s.ply >= K) {
         let pos = s.position().unwrap();

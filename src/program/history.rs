@@ -174,6 +174,9 @@ pub fn append_metrics(dir: &Path, m: &GenerationMetrics) -> anyhow::Result<()> {
 }
 
 /// Appends `m` to `metrics.csv` (with the header when the file is new).
+/// Columns of `metrics.csv` before the per-baseline ones.
+const CSV_FIXED_COLUMNS: usize = 17;
+
 fn append_csv(dir: &Path, m: &GenerationMetrics) -> anyhow::Result<()> {
     let csv_path = dir.join("metrics.csv");
     let new = !csv_path.exists();
@@ -193,7 +196,7 @@ fn append_csv(dir: &Path, m: &GenerationMetrics) -> anyhow::Result<()> {
                 .collect();
         writeln!(csv, "generation,steps,elapsed_secs,selfplay_games,selfplay_positions,games_per_sec,avg_plies,window,train_steps,samples_per_sec,learning_rate,policy_loss,value_loss,policy_entropy,value_accuracy,distinct_games,distinct_openings,{}", vs.join(","))?;
     }
-    let vs: Vec<String> =
+    let mut vs: Vec<String> =
         m.vs.iter()
             .flat_map(|r| {
                 [
@@ -202,6 +205,12 @@ fn append_csv(dir: &Path, m: &GenerationMetrics) -> anyhow::Result<()> {
                 ]
             })
             .collect();
+    if m.vs.is_empty() && !new {
+        // A generation without matches (`[eval] every`): empty cells under the header's.
+        let header = std::fs::read_to_string(&csv_path)?;
+        let columns = header.lines().next().unwrap_or("").split(',').count();
+        vs = vec![String::new(); columns.saturating_sub(CSV_FIXED_COLUMNS)];
+    }
     writeln!(
         csv,
         "{},{},{:.1},{},{},{:.3},{:.2},{},{},{:.1},{},{:.5},{:.5},{:.4},{:.4},{},{},{}",

@@ -9,6 +9,7 @@ pub mod minibatch;
 pub mod movecost;
 pub mod players;
 pub mod progress;
+pub mod proofs;
 pub mod random_games;
 pub mod runconfig;
 pub mod runlock;

@@ -22,12 +22,18 @@ pub struct TrainConfig {
     pub generations: u32,
     /// Self-play games per generation.
     pub games_per_generation: usize,
-    /// Window of the newest positions trained on: `window_min` at first, growing by
-    /// `window_growth` per generation up to `window_max` (KataGo-style). A run started from a
-    /// checkpoint (`--init`) also plays generation 1 until it holds `window_min` positions.
+    /// Window of the newest positions trained on, at most `window_max`. `linear`:
+    /// `window_min` at first, growing by `window_growth` per generation. `sublinear`
+    /// (KataGo): every sample until `window_min` (= c) have been played, then
+    /// `c * (1 + beta * ((n / c)^alpha - 1) / alpha)` of the `n` played so far, so old
+    /// games leave the window as the network outgrows them. A run started from a checkpoint
+    /// (`--init`) also plays generation 1 until it holds `window_min` positions.
+    pub window: WindowShape,
     pub window_min: usize,
     pub window_growth: usize,
     pub window_max: usize,
+    pub window_alpha: f64,
+    pub window_beta: f64,
     pub batch_size: usize,
     /// Average times each new sample is used for training (caps steps per generation).
     pub reuse: f64,
@@ -38,8 +44,16 @@ pub struct TrainConfig {
     /// Learning rate per generation: `lr` until `lr_drop_generation`, then `lr * lr_drop`.
     pub lr_drop_generation: u32,
     pub lr_drop: f64,
+    /// A schedule with several steps instead: `[[from generation, rate], ...]` (generations
+    /// increasing, the first from 1), e.g. `[[1, 0.002], [30, 0.0006], [60, 0.0002]]`.
+    /// When given, it replaces `[optimizer] learning_rate` and the single drop above.
+    pub lr_schedule: Vec<(u32, f64)>,
     /// Left-right mirror augmentation (kujifunza only: its rules are symmetric).
     pub mirror: bool,
+    /// Overlap self-play and training: generation `g + 1`'s self-play runs while generation
+    /// `g` trains, so both cores work; its games are then played by the network of
+    /// generation `g - 1`, one generation older than without the overlap.
+    pub pipeline: bool,
     pub seed: u64,
     pub device: DeviceChoice,
 }
@@ -49,20 +63,33 @@ impl Default for TrainConfig {
         TrainConfig {
             generations: 10,
             games_per_generation: 200,
+            window: WindowShape::Linear,
             window_min: 20_000,
             window_growth: 10_000,
             window_max: 250_000,
+            window_alpha: 0.75,
+            window_beta: 0.4,
             batch_size: 256,
             reuse: 4.0,
             max_steps_per_generation: 500,
             q_mix: 0.0,
             lr_drop_generation: u32::MAX,
             lr_drop: 0.1,
+            lr_schedule: Vec::new(),
             mirror: true,
+            pipeline: false,
             seed: 1,
             device: DeviceChoice::Auto,
         }
     }
+}
+
+/// How the sample window grows (see [`TrainConfig::window`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WindowShape {
+    Linear,
+    Sublinear,
 }
 
 /// `[eval]`: strength measured at the end of each generation.
@@ -76,6 +103,9 @@ pub struct EvalConfig {
     /// Simulations per move of the network player.
     pub sims: u32,
     pub ply_cap: u32,
+    /// Play the matches every this many generations (and always in the first and the last),
+    /// so evaluation does not take the machine's time from training every generation.
+    pub every: u32,
 }
 
 impl Default for EvalConfig {
@@ -88,6 +118,7 @@ impl Default for EvalConfig {
             games: 40,
             sims: 32,
             ply_cap: 300,
+            every: 1,
         }
     }
 }
@@ -136,6 +167,21 @@ impl RunConfig {
             "[train] q_mix must be in [0, 1]"
         );
         anyhow::ensure!(t.reuse > 0.0, "[train] reuse must be > 0");
+        anyhow::ensure!(self.eval.every >= 1, "[eval] every must be >= 1");
+        if let Some(&(first, _)) = t.lr_schedule.first() {
+            anyhow::ensure!(
+                first <= 1 && t.lr_schedule.windows(2).all(|w| w[0].0 < w[1].0),
+                "[train] lr_schedule: generations must increase from 1, e.g. [[1, 0.002], [30, 0.0006]]"
+            );
+            anyhow::ensure!(
+                t.lr_schedule.iter().all(|&(_, r)| r > 0.0 && r.is_finite()),
+                "[train] lr_schedule: rates must be > 0"
+            );
+        }
+        anyhow::ensure!(
+            t.window_alpha > 0.0 && t.window_alpha <= 1.0 && t.window_beta > 0.0,
+            "[train] needs 0 < window_alpha <= 1 and window_beta > 0"
+        );
         Ok(())
     }
 

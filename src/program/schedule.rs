@@ -10,7 +10,7 @@
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
-use super::runconfig::RunConfig;
+use super::runconfig::{RunConfig, WindowShape};
 use super::seeds;
 use super::selfplay::SelfplayRunConfig;
 use crate::game::Variant;
@@ -22,7 +22,7 @@ enum Stream {
     Selfplay = 1,
     /// Which window samples the minibatches draw, and their mirroring.
     Minibatches = 2,
-    /// libtorch's generator (initial weights; anything random inside training).
+    /// libtorch's generator: a new run's initial weights.
     Torch = 3,
     /// The end-of-generation matches against the baselines.
     Eval = 4,
@@ -59,11 +59,29 @@ impl<'a> Schedule<'a> {
         seeds::derive(self.config.train.seed, (g as u64) << 8 | stream as u64)
     }
 
-    /// Samples in generation `g`'s window (the newest ones): `window_min` at generation 1,
-    /// growing by `window_growth` a generation, at most `window_max` (KataGo-style).
-    pub fn window_size(&self, g: u32) -> usize {
+    /// Samples in generation `g`'s window (the newest ones), when `played` samples have
+    /// been played in all (see `[train] window`): linear, `window_min` at generation 1
+    /// growing by `window_growth` a generation; sublinear, every sample up to `c =
+    /// window_min`, then `c * (1 + beta * ((played / c)^alpha - 1) / alpha)`. At most
+    /// `window_max` either way.
+    pub fn window_size(&self, g: u32, played: u64) -> usize {
         let t = &self.config.train;
-        (t.window_min + t.window_growth * (g.max(1) as usize - 1)).min(t.window_max)
+        let size = match t.window {
+            WindowShape::Linear => t.window_min + t.window_growth * (g.max(1) as usize - 1),
+            WindowShape::Sublinear => {
+                let (c, n) = (t.window_min as f64, played as f64);
+                if n <= c {
+                    t.window_min
+                } else {
+                    let grown = c
+                        * (1.0
+                            + t.window_beta * ((n / c).powf(t.window_alpha) - 1.0)
+                                / t.window_alpha);
+                    grown.floor() as usize
+                }
+            }
+        };
+        size.min(t.window_max)
     }
 
     /// Optimizer steps after `new_samples` new training samples: each is used `reuse` times
@@ -75,12 +93,14 @@ impl<'a> Schedule<'a> {
             .clamp(1, t.max_steps_per_generation)
     }
 
-    /// The learning rate of generation `g`: `learning_rate` until `lr_drop_generation`,
-    /// then `learning_rate * lr_drop`.
+    /// The learning rate of generation `g`: the `lr_schedule` step it falls in when one is
+    /// given, else `learning_rate` until `lr_drop_generation`, then `learning_rate * lr_drop`.
     pub fn learning_rate(&self, g: u32) -> f64 {
         let base = self.config.optimizer.learning_rate;
         let t = &self.config.train;
-        if g >= t.lr_drop_generation {
+        if let Some(&(_, rate)) = t.lr_schedule.iter().rev().find(|&&(from, _)| from <= g) {
+            rate
+        } else if g >= t.lr_drop_generation {
             base * t.lr_drop
         } else {
             base
@@ -105,8 +125,16 @@ impl<'a> Schedule<'a> {
         }
     }
 
-    /// Self-play settings of generation `g` (played by the network of generation `g - 1`),
-    /// seeded for that generation; `round` > 0 for more games in the same generation.
+    /// The generation whose network plays generation `g`'s self-play: `g - 1`, or `g - 2`
+    /// when self-play and training overlap (`[train] pipeline`; generation 0 at the start).
+    pub fn played_by(&self, g: u32) -> u32 {
+        let lag = if self.config.train.pipeline { 2 } else { 1 };
+        g.saturating_sub(lag)
+    }
+
+    /// Self-play settings of generation `g` (played by the network of
+    /// [`Self::played_by`]`(g)`), seeded for that generation; `round` > 0 for more games in
+    /// the same generation.
     pub fn selfplay(&self, g: u32, round: u32) -> SelfplayRunConfig {
         let mut sp = self.config.selfplay_config();
         sp.selfplay.seed = seeds::derive(self.seed(g, Stream::Selfplay), round as u64);
@@ -114,10 +142,11 @@ impl<'a> Schedule<'a> {
         sp
     }
 
-    /// Seeds libtorch's generator for generation `g` (0: the initial weights), so the
-    /// randomly initialised network of a new run is the same on every run of the config.
-    pub fn seed_torch(&self, g: u32) {
-        tch::manual_seed(self.seed(g, Stream::Torch) as i64);
+    /// The seed of a new run's initial weights ([`crate::neuralnet::Network::new_seeded`]),
+    /// so its randomly initialised network is the same on every run of the config. Training
+    /// draws nothing else from torch's generator.
+    pub fn torch_seed(&self) -> u64 {
+        self.seed(0, Stream::Torch)
     }
 
     /// Seed of generation `g`'s matches against the baselines.
@@ -145,13 +174,43 @@ mod tests {
              [optimizer]\nlearning_rate = 0.01\n",
         );
         let s = Schedule::new(&c);
-        let windows: Vec<usize> = (1..=5).map(|g| s.window_size(g)).collect();
+        let windows: Vec<usize> = (1..=5).map(|g| s.window_size(g, 0)).collect();
         assert_eq!(windows, vec![100, 150, 200, 220, 220]);
         assert_eq!(s.steps(0), 1);
         assert_eq!(s.steps(41), 9); // ceil(41 * 2 / 10)
         assert_eq!(s.steps(1000), 30);
         assert_eq!(s.learning_rate(2), 0.01);
         assert_eq!(s.learning_rate(3), 0.005);
+        let stepped = config("[train]\nlr_schedule = [[1, 0.002], [3, 0.0006], [5, 0.0002]]\n");
+        let s = Schedule::new(&stepped);
+        let rates: Vec<f64> = (1..=6).map(|g| s.learning_rate(g)).collect();
+        assert_eq!(rates, vec![0.002, 0.002, 0.0006, 0.0006, 0.0002, 0.0002]);
+        assert!(stepped.validate().is_ok());
+        let mut bad = stepped.clone();
+        bad.train.lr_schedule = vec![(3, 0.1), (2, 0.1)];
+        assert!(bad.validate().is_err());
+    }
+
+    #[test]
+    fn the_sublinear_window_follows_katagos_formula() {
+        let c = config(
+            "[train]\nwindow = \"sublinear\"\nwindow_min = 1000\nwindow_max = 1000000\n\
+             window_alpha = 0.75\nwindow_beta = 0.4\n",
+        );
+        let s = Schedule::new(&c);
+        // Everything until c samples were played, whatever the generation.
+        assert_eq!(s.window_size(7, 0), 1000);
+        assert_eq!(s.window_size(7, 1000), 1000);
+        // 16 c played: c * (1 + 0.4 * (16^0.75 - 1) / 0.75) = c * (1 + 0.4 * 7 / 0.75).
+        let expected = (1000.0 * (1.0 + 0.4 * 7.0 / 0.75)) as usize;
+        assert_eq!(s.window_size(7, 16_000), expected);
+        // Growing, but ever more slowly than what is played.
+        let sizes: Vec<usize> = [2_000, 4_000, 8_000, 16_000]
+            .iter()
+            .map(|&n| s.window_size(1, n))
+            .collect();
+        assert!(sizes.windows(2).all(|w| w[0] < w[1]), "{sizes:?}");
+        assert!(sizes[3] < 16_000 / 2, "{sizes:?}");
     }
 
     #[test]

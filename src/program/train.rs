@@ -38,7 +38,7 @@ use crate::dataio::atomic::write_bytes;
 use crate::neuralnet::{Learner, NetEvaluator, Network};
 use crate::program::players::spec::NetParams;
 use crate::program::players::PlayerSpec;
-use crate::program::selfplay::run_selfplay;
+use crate::program::selfplay::{run_selfplay, SelfplayStats};
 use crate::program::tournament::run_match;
 
 /// What `state.json` holds.
@@ -48,6 +48,10 @@ struct RunState {
     generation: u32,
     steps: u64,
     elapsed_secs: f64,
+    /// Training samples self-play has written in all (what a sublinear window grows with;
+    /// absent in older runs, whose history gives it on resume).
+    #[serde(default)]
+    samples: u64,
     /// The checkpoint generation 0 was copied from (`bao train --init`), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     init: Option<String>,
@@ -148,25 +152,49 @@ pub fn train(
 
     reconcile_history(&dir.0, state.generation)?;
     let mut history = read_metrics(&dir.0)?;
-    while state.generation < config.train.generations {
-        let started = Instant::now();
-        let g = state.generation + 1;
-        let metrics = generation(&config, &dir, g, &mut learner, &mut state)?;
-        state.generation = g;
-        state.elapsed_secs += started.elapsed().as_secs_f64();
-        let mut metrics = metrics;
-        metrics.elapsed_secs = state.elapsed_secs;
-        metrics.steps = state.steps;
-        append_metrics(&dir.0, &metrics)?;
-        history.push(metrics.clone());
-        plot_curve(&dir.0.join("curve.svg"), &history)?;
-        // Commit point: everything of generation g is on disk before state.json says so.
-        write_bytes(
-            &dir.state(),
-            serde_json::to_string_pretty(&state)?.as_bytes(),
-        )?;
-        println!("{}", summary(&metrics));
+    if state.samples == 0 {
+        // A state written before it counted samples: its history has them.
+        state.samples = history.iter().map(|m| m.selfplay_positions).sum();
     }
+    let target = config.train.generations;
+    std::thread::scope(|scope| -> anyhow::Result<()> {
+        // With `[train] pipeline`, the next generation's self-play, running beside training.
+        let mut ahead: Option<std::thread::ScopedJoinHandle<'_, anyhow::Result<SelfplayStats>>> =
+            None;
+        while state.generation < target {
+            let started = Instant::now();
+            let g = state.generation + 1;
+            let stats = match ahead.take() {
+                Some(h) => h
+                    .join()
+                    .map_err(|_| anyhow::anyhow!("self-play of generation {g} panicked"))??,
+                None => play(&config, &dir, g, state.init.is_some(), true)?,
+            };
+            if config.train.pipeline && g < target {
+                let (config, dir) = (&config, &dir);
+                eprintln!("  self-play of generation {} runs beside training", g + 1);
+                ahead = Some(scope.spawn(move || {
+                    crate::neuralnet::configure_threads(None);
+                    play(config, dir, g + 1, false, false)
+                }));
+            }
+            let mut metrics = learn(&config, &dir, g, stats, &mut learner, &mut state)?;
+            state.generation = g;
+            state.elapsed_secs += started.elapsed().as_secs_f64();
+            metrics.elapsed_secs = state.elapsed_secs;
+            metrics.steps = state.steps;
+            append_metrics(&dir.0, &metrics)?;
+            history.push(metrics.clone());
+            plot_curve(&dir.0.join("curve.svg"), &history)?;
+            // Commit point: everything of generation g is on disk before state.json says so.
+            write_bytes(
+                &dir.state(),
+                serde_json::to_string_pretty(&state)?.as_bytes(),
+            )?;
+            println!("{}", summary(&metrics));
+        }
+        Ok(())
+    })?;
     Ok(history)
 }
 
@@ -177,8 +205,8 @@ fn initial_learner(
     init: Option<&Path>,
 ) -> anyhow::Result<Learner> {
     let Some(path) = init else {
-        Schedule::new(config).seed_torch(0);
-        let net = Network::new(&config.network, config.variant, device)?;
+        let seed = Schedule::new(config).torch_seed();
+        let net = Network::new_seeded(&config.network, config.variant, device, seed)?;
         let mut learner = Learner::new(net, config.optimizer.clone())?;
         learner.set_lineage(0, None);
         learner.set_search_params(config.search.clone());
@@ -207,32 +235,37 @@ fn initial_learner(
     Ok(learner)
 }
 
-/// One generation: self-play, training, checkpoint, evaluation.
-fn generation(
+/// Generation `g`'s self-play into its data directory, by the network of generation
+/// [`Schedule::played_by`]`(g)`. A run started from a trained network (`--init`) has no
+/// window yet; trained on one generation's few thousand positions it overfits them and gets
+/// weaker (measured with the Kiswahili model: -176 Elo in 11 generations), so its first
+/// generation plays on until it holds `window_min` positions. A random network has nothing
+/// to lose and starts at once.
+fn play(
     config: &RunConfig,
     dir: &RunDir,
     g: u32,
-    learner: &mut Learner,
-    state: &mut RunState,
-) -> anyhow::Result<GenerationMetrics> {
+    from_init: bool,
+    progress: bool,
+) -> anyhow::Result<SelfplayStats> {
     let schedule = Schedule::new(config);
-    schedule.seed_torch(g);
     let data = dir.data(g);
     if data.exists() {
         std::fs::remove_dir_all(&data)?; // leftovers of an interrupted generation
     }
     std::fs::create_dir_all(&data)?;
-    let mut evaluator =
-        NetEvaluator::load_for(&dir.model(g - 1), config.variant, config.train.device)?;
-    let t = Instant::now();
+    let model = dir.model(schedule.played_by(g));
+    let mut evaluator = NetEvaluator::load_for(&model, config.variant, config.train.device)?;
     let games = config.train.games_per_generation;
-    let mut stats = run_selfplay(&schedule.selfplay(g, 0), &mut evaluator, games, &data, true)?;
-    // A run started from a trained network (`--init`) has no window yet. Trained on one
-    // generation's few thousand positions it overfits them and gets weaker (measured with the
-    // Kiswahili model: -176 Elo in 11 generations), so its first generation plays on until it
-    // holds `window_min` positions. A random network has nothing to lose and starts at once.
+    let mut stats = run_selfplay(
+        &schedule.selfplay(g, 0),
+        &mut evaluator,
+        games,
+        &data,
+        progress,
+    )?;
     let mut round = 0;
-    if g == 1 && state.init.is_some() {
+    if g == 1 && from_init {
         while (stats.positions as usize) < config.train.window_min {
             eprintln!(
                 "  generation 1 of a run from --init: {} of window_min = {} positions, playing on",
@@ -244,7 +277,7 @@ fn generation(
                 &mut evaluator,
                 games,
                 &data,
-                true,
+                progress,
             )?;
             anyhow::ensure!(
                 more.positions > 0,
@@ -253,7 +286,21 @@ fn generation(
             stats.absorb(more);
         }
     }
-    let selfplay_secs = t.elapsed().as_secs_f64();
+    Ok(stats)
+}
+
+/// Generation `g` after its self-play (`stats`): training on the window, checkpoint,
+/// matches against the baselines.
+fn learn(
+    config: &RunConfig,
+    dir: &RunDir,
+    g: u32,
+    stats: SelfplayStats,
+    learner: &mut Learner,
+    state: &mut RunState,
+) -> anyhow::Result<GenerationMetrics> {
+    let schedule = Schedule::new(config);
+    let selfplay_secs = stats.wall_secs;
 
     // Window of the newest positions, newest generations first.
     let dirs: Vec<PathBuf> = (1..=g)
@@ -261,7 +308,8 @@ fn generation(
         .map(|k| dir.data(k))
         .filter(|d| d.exists())
         .collect();
-    let window = load_window(&dirs, schedule.window_size(g))?;
+    state.samples += stats.positions;
+    let window = load_window(&dirs, schedule.window_size(g, state.samples))?;
     anyhow::ensure!(
         !window.is_empty(),
         "self-play of generation {g} wrote no training samples"
@@ -302,7 +350,9 @@ fn generation(
         ..NetParams::default()
     });
     let mut vs = Vec::new();
-    for baseline in &config.eval.baselines {
+    let e = config.eval.every;
+    let evaluated = g == 1 || g.is_multiple_of(e) || g == config.train.generations;
+    for baseline in config.eval.baselines.iter().filter(|_| evaluated) {
         let r = run_match(
             config.variant,
             &me,

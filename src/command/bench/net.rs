@@ -79,8 +79,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let steps = (nets.len() * args.batches.len()) as u64;
     let bar = crate::program::progress::bar(steps, "runs", true);
     for (name, cfg) in &nets {
-        tch::manual_seed(0);
-        let mut eval = NetEvaluator::new(Network::new(cfg, Variant::Kiswahili, device)?);
+        let mut eval = NetEvaluator::new(Network::new_seeded(cfg, Variant::Kiswahili, device, 0)?);
         let flops = neuralnet::flops_per_position(cfg);
         for &batch in &args.batches {
             bar.set_message(format!("{name} batch {batch}"));

@@ -288,7 +288,8 @@ impl Trainer<'_> {
         match TrainerState::read(store)? {
             None => {
                 self.drop_orphan(0)?;
-                let net = Network::new(&config.network, config.variant, self.device)?;
+                let seed = Schedule::new(config).torch_seed();
+                let net = Network::new_seeded(&config.network, config.variant, self.device, seed)?;
                 let mut learner = Learner::new(net, config.optimizer.clone())?;
                 learner.set_lineage(0, None);
                 let latest = self.upload(&learner, 0)?;
@@ -340,8 +341,11 @@ impl Trainer<'_> {
         Ok(())
     }
 
+    /// The window of generation `g`; a sublinear one grows with the samples of the shards
+    /// consumed so far (committed generations: the count lags the window by one generation).
     fn window_size(&self, g: u32) -> usize {
-        Schedule::new(&self.run.config).window_size(g)
+        let played = self.state.consumed.iter().map(|c| c.samples).sum();
+        Schedule::new(&self.run.config).window_size(g, played)
     }
 
     /// Reads the newest consumed shards back until the next generation's window is full.
@@ -461,7 +465,6 @@ impl Trainer<'_> {
         mut taken: Vec<Consumed>,
     ) -> anyhow::Result<()> {
         let schedule = Schedule::new(&self.run.config);
-        schedule.seed_torch(g);
         let mut plan = schedule.minibatches(g, new_samples);
         let steps = plan.steps;
         learner.set_learning_rate(schedule.learning_rate(g))?;

@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Ablations per machine-hour (issue 18): trains each recipe variant for the same time on
+this machine, rates its checkpoints against one fixed equal-time gauntlet, and plots Elo
+against hours of training, one line per variant. A recipe change counts when its line is
+higher at equal hours, not when a loss falls.
+
+Usage:
+  scripts/ablate.py --out docs/ablation/kujifunza --hours 1 \\
+      --variant baseline=configs/kujifunza-quick.toml --variant opening=configs/x.toml \\
+      [--gauntlet alphabeta,net:models/kujifunza.safetensors] [--movetime 50] [--games 40] \\
+      [--every 2] [--runs runs/ablation]
+
+Each variant trains in RUNS/NAME with `bao train`, one generation at a time, until its
+state.json's elapsed time reaches --hours (wall hours of this machine, both cores busy: the
+same budget for every variant). Every --every-th checkpoint and the last are rated:
+`bao eval --format gauntlet --movetime MS --players net:CKPT,GAUNTLET...` (paired openings,
+thread CPU clock); the Elo is the checkpoint's over the first gauntlet player, with its 95%
+interval. Resumable: training continues its run directory, and a checkpoint already rated is
+not rated again. Writes OUT/ablation.csv, ablation.json, ablation.svg and every rating's
+results.json under OUT/NAME/gen-NNNNNN/. Run it with nothing else on the machine.
+"""
+import argparse
+import csv
+import json
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from svgchart import line_chart  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+BAO = ROOT / "target" / "release" / "bao"
+
+
+def bao(*args):
+    print("+ bao " + " ".join(args), file=sys.stderr, flush=True)
+    subprocess.run([str(BAO), *args], check=True, cwd=ROOT)
+
+
+def state(run):
+    p = run / "state.json"
+    return json.loads(p.read_text()) if p.exists() else {"generation": 0, "elapsed_secs": 0.0}
+
+
+def train(name, config, run, budget_s):
+    """Trains `run` generation by generation until its elapsed time reaches the budget."""
+    text = config.read_text()
+    if not re.search(r"(?m)^generations\s*=", text):
+        sys.exit(f"{config}: [train] generations must be set (the driver raises it)")
+    staged = run.parent / f"{name}.toml"
+    while True:
+        s = state(run)
+        if s["elapsed_secs"] >= budget_s:
+            return
+        # Only `generations` may differ between the runs of one directory: raise it by one.
+        staged.write_text(re.sub(r"(?m)^generations\s*=.*$", f"generations = {s['generation'] + 1}", text))
+        bao("train", "--config", str(staged), "--run", str(run))
+
+
+def rate(variant, ckpt, out, gauntlet, movetime, games):
+    results = out / "results.json"
+    if not results.exists():
+        bao("eval", "--variant", variant, "--format", "gauntlet", "--movetime", str(movetime),
+            "--games", str(games), "--players", ",".join([f"net:{ckpt}", *gauntlet]),
+            "--out", str(out))
+    r = json.loads(results.read_text())
+    first = r["ratings"][1]  # the checkpoint is anchored at 0; the first gauntlet player
+    ci = first.get("elo_ci95")
+    return {
+        "elo": -first["elo"] if first["elo"] is not None else None,
+        "elo_lo": -ci[1] if ci else None,
+        "elo_hi": -ci[0] if ci else None,
+        "games": first["games"],
+        "net_ms": r["costs"][0]["mean_ms"],
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--hours", type=float, required=True)
+    ap.add_argument("--variant", action="append", required=True, metavar="NAME=CONFIG")
+    ap.add_argument("--gauntlet", default="alphabeta")
+    ap.add_argument("--movetime", type=int, default=50)
+    ap.add_argument("--games", type=int, default=40)
+    ap.add_argument("--every", type=int, default=2)
+    ap.add_argument("--runs", type=Path, default=ROOT / "runs" / "ablation")
+    a = ap.parse_args()
+    if not BAO.exists():
+        sys.exit(f"{BAO} is missing: build it (. scripts/setup.sh && cargo build --release)")
+    variants = [v.split("=", 1) for v in a.variant]
+    if any(len(v) != 2 for v in variants):
+        sys.exit("--variant takes NAME=CONFIG")
+    gauntlet = a.gauntlet.split(",")
+    a.runs.mkdir(parents=True, exist_ok=True)
+    a.out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for name, config in variants:
+        config = Path(config)
+        game = tomllib.loads(config.read_text())["variant"]
+        run = a.runs / name
+        train(name, config, run, a.hours * 3600)
+        metrics = [json.loads(l) for l in (run / "metrics.jsonl").read_text().splitlines() if l]
+        last = metrics[-1]["generation"]
+        for m in metrics:
+            g = m["generation"]
+            if g % a.every and g != last:
+                continue
+            ckpt = run / "models" / f"gen-{g:06}.safetensors"
+            r = rate(game, ckpt, a.out / name / f"gen-{g:06}", gauntlet, a.movetime, a.games)
+            rows.append({"variant": name, "config": str(config), "generation": g,
+                         "hours": m["elapsed_secs"] / 3600, "samples": sum(x["selfplay_positions"] for x in metrics if x["generation"] <= g),
+                         "distinct_openings": m.get("distinct_openings"), **r})
+    with open(a.out / "ablation.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    (a.out / "ablation.json").write_text(json.dumps({
+        "gauntlet": gauntlet, "movetime_ms": a.movetime, "games": a.games, "hours": a.hours, "rows": rows,
+    }, indent=1) + "\n")
+    series = [{"name": name, "points": [
+        {"x": r["hours"], "y": r["elo"], "lo": r["elo_lo"], "hi": r["elo_hi"],
+         "tip": f'{name} gen {r["generation"]}: {r["games"]} games'} for r in rows if r["variant"] == name]}
+        for name, _ in variants]
+    (a.out / "ablation.svg").write_text(line_chart(
+        f"Elo over {gauntlet[0]} at {a.movetime} ms a move, by training time",
+        "hours of training on this machine", f"Elo over {gauntlet[0]} (95%)", series))
+    for r in rows:
+        print(f'{r["variant"]:>16} gen {r["generation"]:>3} {r["hours"]:5.2f} h  Elo {r["elo"]}')
+    print(f"wrote {a.out / 'ablation.csv'}, ablation.json and ablation.svg")
+
+
+if __name__ == "__main__":
+    main()
