@@ -4,7 +4,7 @@
 # at equal visits. Results go to docs/ladder/<name>/results.json; scripts/ladder_report.py
 # turns them into docs/ladder/ladder.csv and ladder.svg.
 #   LADDER_TIMES="50 200 1000"  times per move in ms
-#   LADDER_GAMES="200 100 20"   games per point, one per time (200 a point is the aim)
+#   LADDER_GAMES="200 200 200"  games per point, one per time (the README ladder has 200 each)
 #   LADDER_THREADS=2            games played at once (one per core; the clock is per thread)
 set -euo pipefail
 cd "$(dirname "$0")/.."

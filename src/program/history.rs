@@ -277,6 +277,41 @@ pub fn results_table(history: &[GenerationMetrics]) -> String {
     out
 }
 
+/// A chart of [`plot_curve`]: generations across, f64 values up.
+type Chart<'a, 'b> = plotters::chart::ChartContext<
+    'a,
+    plotters::backend::SVGBackend<'b>,
+    plotters::coord::cartesian::Cartesian2d<
+        plotters::coord::types::RangedCoordf64,
+        plotters::coord::types::RangedCoordf64,
+    >,
+>;
+
+/// Draws one line per `(name, points)` (colours from `first_colour` on) and the legend.
+fn draw_lines<'a, 'b: 'a>(
+    chart: &mut Chart<'a, 'b>,
+    lines: Vec<(String, Vec<(f64, f64)>)>,
+    first_colour: usize,
+) -> anyhow::Result<()> {
+    use plotters::prelude::*;
+    let err = |e: &dyn std::fmt::Display| anyhow::anyhow!("plot: {e}");
+    for (k, (name, pts)) in lines.into_iter().enumerate() {
+        let color = Palette99::pick(first_colour + k).to_rgba();
+        chart
+            .draw_series(LineSeries::new(pts, color.stroke_width(2)))
+            .map_err(|e| err(&e))?
+            .label(name)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE)
+        .border_style(BLACK)
+        .draw()
+        .map_err(|e| err(&e))?;
+    Ok(())
+}
+
 /// Elo over each baseline and the losses, by generation, as an SVG.
 pub fn plot_curve(path: &Path, history: &[GenerationMetrics]) -> anyhow::Result<()> {
     use plotters::prelude::*;
@@ -311,24 +346,18 @@ pub fn plot_curve(path: &Path, history: &[GenerationMetrics]) -> anyhow::Result<
             .last()
             .map(|m| m.vs.iter().map(|r| r.baseline.clone()).collect())
             .unwrap_or_default();
-        for (k, name) in names.iter().enumerate() {
-            let color = Palette99::pick(k).to_rgba();
-            let pts: Vec<(f64, f64)> = history
-                .iter()
-                .filter_map(|m| Some((m.generation as f64, m.vs.get(k)?.elo?)))
-                .collect();
-            chart
-                .draw_series(LineSeries::new(pts, color.stroke_width(2)))
-                .map_err(|e| err(&e))?
-                .label(name.clone())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
-        }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE)
-            .border_style(BLACK)
-            .draw()
-            .map_err(|e| err(&e))?;
+        let elo_lines = names
+            .iter()
+            .enumerate()
+            .map(|(k, name)| {
+                let pts = history
+                    .iter()
+                    .filter_map(|m| Some((m.generation as f64, m.vs.get(k)?.elo?)))
+                    .collect();
+                (name.clone(), pts)
+            })
+            .collect();
+        draw_lines(&mut chart, elo_lines, 0)?;
         let lmax = history
             .iter()
             .map(|m| m.policy_loss.max(m.value_loss) as f64)
@@ -346,33 +375,17 @@ pub fn plot_curve(path: &Path, history: &[GenerationMetrics]) -> anyhow::Result<
             .y_desc("loss")
             .draw()
             .map_err(|e| err(&e))?;
-        for (k, (name, f)) in [
-            (
-                "policy",
-                (|m: &GenerationMetrics| m.policy_loss) as fn(&GenerationMetrics) -> f32,
-            ),
-            ("value", |m| m.value_loss),
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            let color = Palette99::pick(k + 5).to_rgba();
-            let pts: Vec<(f64, f64)> = history
+        let loss = |f: fn(&GenerationMetrics) -> f32| -> Vec<(f64, f64)> {
+            history
                 .iter()
                 .map(|m| (m.generation as f64, f(m) as f64))
-                .collect();
-            chart
-                .draw_series(LineSeries::new(pts, color.stroke_width(2)))
-                .map_err(|e| err(&e))?
-                .label(name)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
-        }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE)
-            .border_style(BLACK)
-            .draw()
-            .map_err(|e| err(&e))?;
+                .collect()
+        };
+        let loss_lines = vec![
+            ("policy".to_string(), loss(|m| m.policy_loss)),
+            ("value".to_string(), loss(|m| m.value_loss)),
+        ];
+        draw_lines(&mut chart, loss_lines, 5)?;
         root.present().map_err(|e| err(&e))?;
     }
     write_bytes(path, svg.as_bytes())
