@@ -1,5 +1,7 @@
 //! The engine protocol through a real process and pipe: one answer line per command.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 
@@ -66,15 +68,7 @@ struct Engine {
 
 impl Engine {
     fn start(args: &[&str]) -> Engine {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_bao"))
-            .arg("engine")
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let out = BufReader::new(child.stdout.take().unwrap());
+        let (child, stdin, out) = common::spawn_piped("engine", args);
         Engine { child, stdin, out }
     }
     fn send(&mut self, bytes: &[u8]) {

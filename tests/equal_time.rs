@@ -1,5 +1,7 @@
 //! Equal-time play (issue 15): hard time limits, proven moves, leaf batching.
 
+mod common;
+
 use std::time::Duration;
 
 use bao::game::{After, Position, Variant, ACTIONS};
@@ -99,23 +101,12 @@ fn after_positions(pos: &Position) -> Vec<(usize, Option<Position>)> {
         .collect()
 }
 
-/// Positions from the conformance vectors, both variants.
+/// Positions from the conformance vectors, both variants, with a move to make.
 fn vector_positions() -> Vec<Position> {
-    let mut out = Vec::new();
-    for file in [
-        "tests/vectors/kujifunza-sample.jsonl",
-        "tests/vectors/kiswahili-sample.jsonl",
-    ] {
-        let text = std::fs::read_to_string(file).expect("vectors present");
-        for line in text.lines() {
-            let v: serde_json::Value = serde_json::from_str(line).expect("vector line is JSON");
-            let pos = Position::from_json(&v["state"].to_string()).expect("vector state valid");
-            if !pos.legal_moves().is_empty() {
-                out.push(pos);
-            }
-        }
-    }
-    out
+    common::vector_positions()
+        .into_iter()
+        .filter(|p| !p.legal_moves().is_empty())
+        .collect()
 }
 
 fn params(algorithm: Algorithm, leaves: usize) -> SearchParams {

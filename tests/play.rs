@@ -1,7 +1,9 @@
 //! `bao play` and `bao replay` through plain pipes: a whole scripted game.
 
+mod common;
+
 use std::io::{BufReader, Read, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command};
 
 use bao::game::{Position, Variant};
 use bao::program::game::PlayRecord;
@@ -15,15 +17,7 @@ struct Session {
 
 impl Session {
     fn start(args: &[&str]) -> Session {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_bao"))
-            .arg("play")
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let out = BufReader::new(child.stdout.take().unwrap());
+        let (child, stdin, out) = common::spawn_piped("play", args);
         Session { child, stdin, out }
     }
 

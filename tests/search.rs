@@ -1,5 +1,7 @@
 //! Search: forced wins, visit accounting, value signs, tree reuse, Gumbel root.
 
+mod common;
+
 use bao::game::features::{encode, FEATURES};
 use bao::game::{After, Position, Variant, ACTIONS};
 use bao::search::{Algorithm, Evaluator, Mcts, SearchParams, UniformEvaluator};
@@ -46,22 +48,13 @@ fn wins_at_once(pos: &Position) -> Vec<usize> {
 
 /// Positions from the conformance vectors where some moves win at once and some do not.
 fn win_in_one_positions() -> Vec<Position> {
-    let mut out = Vec::new();
-    for file in [
-        "tests/vectors/kujifunza-sample.jsonl",
-        "tests/vectors/kiswahili-sample.jsonl",
-    ] {
-        let text = std::fs::read_to_string(file).expect("vectors present");
-        for line in text.lines() {
-            let v: serde_json::Value = serde_json::from_str(line).expect("vector line is JSON");
-            let pos = Position::from_json(&v["state"].to_string()).expect("vector state valid");
-            let wins = wins_at_once(&pos);
-            if !wins.is_empty() && wins.len() < pos.legal_moves().len() {
-                out.push(pos);
-            }
-        }
-    }
-    out
+    common::vector_positions()
+        .into_iter()
+        .filter(|pos| {
+            let wins = wins_at_once(pos);
+            !wins.is_empty() && wins.len() < pos.legal_moves().len()
+        })
+        .collect()
 }
 
 #[test]

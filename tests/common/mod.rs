@@ -1,4 +1,5 @@
-//! Shared by the fleet tests: a tiny run config and the checks of a finished run.
+//! Shared by the integration tests: the conformance sample's positions, a `bao` subcommand
+//! on pipes, and for the fleet tests a tiny run config and the checks of a finished run.
 #![allow(dead_code)]
 
 use std::collections::BTreeSet;
@@ -8,6 +9,48 @@ use bao::dataio::shard::decode_shard;
 use bao::dataio::store::Store;
 use bao::program::fleet::layout::{self, Latest, ShardName};
 use bao::program::fleet::trainer::TrainerState;
+
+/// Every state of the conformance sample (`tests/vectors/`), both variants.
+pub fn vector_positions() -> Vec<bao::game::Position> {
+    let mut out = Vec::new();
+    for variant in ["kujifunza", "kiswahili"] {
+        let file = format!(
+            "{}/tests/vectors/{variant}-sample.jsonl",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let text = std::fs::read_to_string(&file).expect("vectors present");
+        for line in text.lines() {
+            let v: serde_json::Value = serde_json::from_str(line).expect("vector line is JSON");
+            out.push(
+                bao::game::Position::from_json(&v["state"].to_string())
+                    .expect("vector state valid"),
+            );
+        }
+    }
+    out
+}
+
+/// `bao SUBCOMMAND ARGS...` running with piped stdin and stdout (for line protocols).
+pub fn spawn_piped(
+    subcommand: &str,
+    args: &[&str],
+) -> (
+    std::process::Child,
+    std::process::ChildStdin,
+    std::io::BufReader<std::process::ChildStdout>,
+) {
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bao"))
+        .arg(subcommand)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take().unwrap();
+    let out = std::io::BufReader::new(child.stdout.take().unwrap());
+    (child, stdin, out)
+}
 
 /// A run small enough for seconds on one core: tiny network, short games, a generation every
 /// ~40 new samples.
