@@ -4,7 +4,7 @@ use bao::game::{After, Position, Variant};
 use bao::program::players::alphabeta::{AlphaBeta, WIN};
 use bao::program::players::{self, Limits, PlayerSpec};
 use bao::program::sprt::{Sprt, SprtDecision};
-use bao::program::tournament::{self, run_match, GameEnd, TournamentConfig};
+use bao::program::tournament::{self, run_match, GameEnd, MatchOptions, TournamentConfig};
 use bao::search::Clock;
 
 fn spec(s: &str) -> PlayerSpec {
@@ -146,10 +146,7 @@ fn greedy_beats_random_clearly() {
         Variant::Kujifunza,
         &spec("greedy"),
         &spec("random"),
-        60,
-        400,
-        11,
-        false,
+        &options(60, 11, None),
     )
     .unwrap();
     assert_eq!(r.a_wins + r.b_wins + r.unfinished, 60);
@@ -169,13 +166,38 @@ fn alphabeta_beats_greedy() {
         Variant::Kujifunza,
         &spec("alphabeta:depth=3"),
         &spec("greedy"),
-        10,
-        400,
-        5,
-        false,
+        &options(10, 5, None),
     )
     .unwrap();
     assert!(r.score.unwrap() >= 0.7, "{r:?}");
+    assert_eq!(r.proofs, None, "no proofs asked for");
+}
+
+fn options(games: u32, seed: u64, proofs_ms: Option<u64>) -> MatchOptions {
+    MatchOptions {
+        games,
+        ply_cap: 400,
+        seed,
+        progress: false,
+        proofs: proofs_ms.map(std::time::Duration::from_millis),
+    }
+}
+
+/// Issue 19: a match with proofs checked reports the first player's proven wins kept and
+/// given away (as the training metrics record them with `[eval] proofs_ms`): greedy, winning
+/// most games against random, moves from proven wins near their ends.
+#[test]
+fn a_match_with_proofs_counts_the_first_players_kept_and_dropped_wins() {
+    let r = run_match(
+        Variant::Kujifunza,
+        &spec("greedy"),
+        &spec("random"),
+        &options(4, 3, Some(20)),
+    )
+    .unwrap();
+    let p = r.proofs.expect("proofs were asked for");
+    assert!(p.proven_wins > 0, "{p:?}");
+    assert_eq!(p.kept + p.dropped + p.unresolved, p.proven_wins, "{p:?}");
 }
 
 #[test]

@@ -311,3 +311,67 @@ fn cheap_searches_can_be_played_greedily() {
     assert_eq!(cfg.move_temperature(5, false), 0.0);
     assert_eq!(cfg.move_temperature(5, true), 1.0);
 }
+
+/// Issue 19, exact value targets: with `solver_depth`, every sample whose position the
+/// solver proves within that depth carries the proven value as both its game result and its
+/// root value (so any q-mix of the two is exact), the rest keep the game's result, and the
+/// run stays reproducible (a depth, not a time limit).
+#[test]
+fn solver_depth_gives_proven_samples_exact_targets() {
+    use bao::program::players::alphabeta::{AlphaBeta, Proof};
+    const DEPTH: u32 = 5;
+    let play = |depth| {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = config(Variant::Kujifunza);
+        cfg.selfplay.max_plies = 200;
+        cfg.selfplay.solver_depth = depth;
+        let stats = run_selfplay(&cfg, &mut UniformEvaluator, 6, dir.path(), false).unwrap();
+        (stats, samples(dir.path()))
+    };
+    let (plain, plain_samples) = play(0);
+    let (solved, solved_samples) = play(DEPTH);
+    assert_eq!(plain.solver_proven, 0);
+    assert_eq!(
+        plain_samples.len(),
+        solved_samples.len(),
+        "same games either way"
+    );
+    let (mut proven, mut corrected) = (0, 0);
+    for (a, b) in plain_samples.iter().zip(&solved_samples) {
+        assert_eq!(
+            (a.game_id, a.ply, a.position),
+            (b.game_id, b.ply, b.position)
+        );
+        // What the solver is documented to do: a fresh 1 MiB alpha-beta to the depth.
+        let r = AlphaBeta::new(1)
+            .search(
+                &b.position().unwrap(),
+                DEPTH,
+                &bao::search::Clock::unlimited(),
+            )
+            .unwrap();
+        let exact = match r.proof() {
+            Proof::Win => 1.0,
+            Proof::Loss => -1.0,
+            Proof::Unknown => {
+                assert_eq!((b.z, b.q), (a.z, a.q), "unproven samples are untouched");
+                continue;
+            }
+        };
+        assert_eq!(
+            (b.z, b.q),
+            (exact, exact),
+            "game {} ply {}",
+            b.game_id,
+            b.ply
+        );
+        proven += 1;
+        corrected += (a.z != exact) as u64;
+    }
+    assert!(proven > 20, "only {proven} samples proven");
+    assert_eq!(solved.solver_proven, proven);
+    assert_eq!(solved.solver_corrected, corrected);
+    let (again, again_samples) = play(DEPTH);
+    assert_eq!(again.solver_proven, solved.solver_proven);
+    assert_eq!(again_samples, solved_samples, "reproducible");
+}

@@ -3,9 +3,11 @@
 
 use std::path::PathBuf;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 
-use crate::game::{After, Position, Variant};
+use super::position::PositionArgs;
+
+use crate::game::Position;
 use crate::neuralnet::{DeviceChoice, NetEvaluator};
 use crate::program::analyze::{analyze, Report};
 use crate::search::SearchParams;
@@ -16,15 +18,8 @@ bao analyze --variant kiswahili --moves \"A7L a5R\" --model models/kiswahili.saf
 bao analyze --position state.json --model models/kujifunza.safetensors --sims 2000 --json\n  \
 bao analyze --position '{\"variant\":\"kujifunza\",...}' --model M --set c_puct=2.0")]
 pub struct Args {
-    /// Variant (taken from --position when that is given).
-    #[arg(long)]
-    pub variant: Option<Variant>,
-    /// The position: an R13 JSON state, or a file holding one. Default: the start position.
-    #[arg(long)]
-    pub position: Option<String>,
-    /// Moves in R12 notation played from the position first, e.g. "A7L a5R".
-    #[arg(long)]
-    pub moves: Option<String>,
+    #[command(flatten)]
+    pub at: PositionArgs,
     /// Network checkpoint (`.safetensors`) guiding the search.
     #[arg(long)]
     pub model: PathBuf,
@@ -48,7 +43,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let pos = position(&args)?;
+    let pos = args.at.resolve()?;
     crate::neuralnet::configure_threads(None);
     let mut evaluator = NetEvaluator::load_for(&args.model, pos.variant(), args.device)
         .with_context(|| format!("cannot load network {}", args.model.display()))?;
@@ -67,40 +62,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         print!("{}", render(&pos, &report, args.top));
     }
     Ok(())
-}
-
-/// The position to analyse: `--position` (JSON text or file) or the start, then `--moves`.
-fn position(args: &Args) -> anyhow::Result<Position> {
-    let start = match &args.position {
-        None => Position::start(args.variant.context("give --variant or --position")?),
-        Some(p) => {
-            let text = if p.trim_start().starts_with('{') {
-                p.clone()
-            } else {
-                std::fs::read_to_string(p)
-                    .with_context(|| format!("cannot read position file {p}"))?
-            };
-            let pos =
-                Position::from_json(text.trim()).with_context(|| format!("--position {p}"))?;
-            if let Some(v) = args.variant.filter(|&v| v != pos.variant()) {
-                bail!("--variant {v} but the position is {}", pos.variant());
-            }
-            pos
-        }
-    };
-    let moves: Vec<&str> = args
-        .moves
-        .as_deref()
-        .map(|m| m.split_whitespace().collect())
-        .unwrap_or_default();
-    match start.play_line(&moves).context("--moves")? {
-        After::Position(pos) => Ok(pos),
-        After::Won(o) => bail!(
-            "--moves: the game is over ({} wins, {})",
-            o.winner,
-            o.reason.name()
-        ),
-    }
 }
 
 /// The checkpoint's search parameters with `--set KEY=VALUE` overrides applied (`KEY` or

@@ -10,11 +10,13 @@ pub mod eval;
 pub mod export;
 pub mod learn;
 pub mod play;
+pub mod position;
 pub mod replay;
 pub mod rules;
 pub mod run;
 pub mod selfplay;
 pub mod serve;
+pub mod solve;
 pub mod train;
 
 /// bao-zero: train, evaluate and play neural Bao players.
@@ -58,6 +60,8 @@ pub enum Command {
     Serve(serve::Args),
     /// Write a checkpoint as a TorchScript file for Python / C++.
     Export(export::Args),
+    /// Prove positions won or lost, write and check proofs (alpha-beta to a proof).
+    Solve(solve::Args),
 }
 
 pub fn run(command: Command) -> anyhow::Result<()> {
@@ -76,6 +80,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Replay(a) => replay::run(a),
         Command::Serve(a) => serve::run(a),
         Command::Export(a) => export::run(a),
+        Command::Solve(a) => solve::run(a),
     }
 }
 

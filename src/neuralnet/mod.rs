@@ -12,6 +12,7 @@
 
 pub mod checkpoint;
 pub mod config;
+pub mod cuda;
 pub mod evaluator;
 pub mod export;
 pub mod learner;
@@ -45,6 +46,7 @@ pub enum DeviceChoice {
 impl DeviceChoice {
     /// The torch device, without checking that CUDA exists (see [`Self::resolve`]).
     pub fn device(self) -> tch::Device {
+        cuda::load_backend();
         match self {
             DeviceChoice::Cpu => tch::Device::Cpu,
             DeviceChoice::Cuda => tch::Device::Cuda(0),
@@ -62,6 +64,7 @@ impl DeviceChoice {
             DeviceChoice::Cpu | DeviceChoice::Auto => None,
         };
         if let Some(n) = wanted {
+            cuda::load_backend();
             anyhow::ensure!(
                 tch::Cuda::is_available(),
                 "device `{self}` was asked for but libtorch sees no CUDA GPU (this libtorch may be \
@@ -130,6 +133,7 @@ impl std::fmt::Display for DeviceChoice {
 /// accepts the inter-op setting once per process, before any parallel work; later calls
 /// change only the intra-op count.
 pub fn configure_threads(intra_op: Option<usize>) {
+    cuda::load_backend();
     configure_thread_pools(intra_op, 1);
 }
 

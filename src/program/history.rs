@@ -9,6 +9,7 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
 use crate::dataio::atomic::write_bytes;
+use crate::program::proofs::ProofCounts;
 
 /// One generation's summary (a line of metrics.jsonl / metrics.csv).
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -35,6 +36,12 @@ pub struct GenerationMetrics {
     pub distinct_games: u64,
     #[serde(default)]
     pub distinct_openings: u64,
+    /// With `[selfplay] solver_depth`: samples whose value target the solver proved, and how
+    /// many of those had a game result that disagreed (0 when off or in older lines).
+    #[serde(default)]
+    pub solver_proven: u64,
+    #[serde(default)]
+    pub solver_corrected: u64,
     /// The network against each baseline, in the config's order.
     pub vs: Vec<BaselineResult>,
 }
@@ -51,6 +58,9 @@ pub struct BaselineResult {
     /// The games behind the score.
     #[serde(flatten)]
     pub games: BaselineGames,
+    /// With `[eval] proofs_ms`: the network's proven wins kept and given away.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proofs: Option<ProofCounts>,
 }
 
 /// The games of one end-of-generation match against a baseline.
@@ -240,7 +250,15 @@ fn append_csv(dir: &Path, m: &GenerationMetrics) -> anyhow::Result<()> {
 pub fn summary(m: &GenerationMetrics) -> String {
     let vs: Vec<String> =
         m.vs.iter()
-            .map(|r| format!("vs {} {:.0}%", r.baseline, 100.0 * r.score))
+            .map(|r| {
+                let kept = r
+                    .proofs
+                    .and_then(|p| p.kept_share())
+                    .map_or(String::new(), |k| {
+                        format!(" (kept {:.1}% of proven wins)", 100.0 * k)
+                    });
+                format!("vs {} {:.0}%{kept}", r.baseline, 100.0 * r.score)
+            })
             .collect();
     format!(
         "gen {:>3}  {:>6.0}s  {} games ({} distinct, {} openings) {:.1} plies  window {}  {} steps  policy {:.3} value {:.3}  {}",

@@ -17,6 +17,7 @@ pub mod schedule;
 pub mod seeds;
 pub mod selfplay;
 pub mod serve;
+pub mod solve;
 pub mod sprt;
 pub mod terminal;
 pub mod tournament;

@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::game::json::StateJson;
 use crate::game::{After, LegalMove, Position};
@@ -17,7 +17,7 @@ use crate::program::players::spec::AlphaBetaParams;
 use crate::search::{Clock, ClockKind};
 
 /// One player's proven-value figures.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProofCounts {
     /// Moves made from a position proven won for the mover.
     pub proven_wins: u32,

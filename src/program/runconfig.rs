@@ -106,6 +106,11 @@ pub struct EvalConfig {
     /// Play the matches every this many generations (and always in the first and the last),
     /// so evaluation does not take the machine's time from training every generation.
     pub every: u32,
+    /// Check every move of the matches with an alpha-beta solver of this many ms per
+    /// position (outside the clocks) and record the network's proven wins kept and given
+    /// away (`bao eval --proofs`): the measure of strength in Kujifunza, where alpha-beta
+    /// proves most positions. Off when absent.
+    pub proofs_ms: Option<u64>,
 }
 
 impl Default for EvalConfig {
@@ -119,6 +124,7 @@ impl Default for EvalConfig {
             sims: 32,
             ply_cap: 300,
             every: 1,
+            proofs_ms: None,
         }
     }
 }

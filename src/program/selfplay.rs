@@ -24,6 +24,8 @@ use serde::{Deserialize, Serialize};
 use crate::dataio::records::{write_records, GameRecord, GameResult, REASON_PLY_CAP};
 use crate::dataio::shard::{Sample, ShardWriter};
 use crate::game::{After, Outcome, Position, Side, Variant, WinReason, ACTIONS};
+use crate::program::players::spec::AlphaBetaParams;
+use crate::program::solve::{Solver, Value};
 use crate::search::{Algorithm, Evaluator, SearchParams, Tree};
 
 /// The `[selfplay]` section of a run config.
@@ -58,6 +60,12 @@ pub struct SelfplayConfig {
     /// Opening diversity by design: each game starts with this many uniformly random plies
     /// (drawn from the game's own seed), which are in its record but never training samples.
     pub opening_plies: u32,
+    /// Exact value targets: when a game ends, each of its samples' positions is searched by
+    /// the alpha-beta solver to this depth (plies; deterministic, unlike a time limit), and a
+    /// proven win or loss replaces both the game result and the root value of the sample, so
+    /// the target is exact whatever `q_mix` is. 0 = off. Worth it where positions are proven
+    /// cheaply (Kujifunza, docs/solving.md).
+    pub solver_depth: u32,
     pub shard_size: usize,
     pub seed: u64,
     pub generation: u32,
@@ -74,6 +82,7 @@ impl Default for SelfplayConfig {
             temperature: vec![(0, 1.0), (20, 0.5), (40, 0.0)],
             cheap_greedy: false,
             opening_plies: 0,
+            solver_depth: 0,
             shard_size: 16384,
             seed: 0,
             generation: 0,
@@ -95,6 +104,11 @@ impl SelfplayConfig {
         );
         ensure!(self.max_plies >= 1, "selfplay.max_plies must be >= 1");
         ensure!(self.shard_size >= 1, "selfplay.shard_size must be >= 1");
+        ensure!(
+            self.solver_depth <= AlphaBetaParams::MAX_DEPTH,
+            "selfplay.solver_depth must be at most {}",
+            AlphaBetaParams::MAX_DEPTH
+        );
         ensure!(
             self.temperature.windows(2).all(|w| w[0].0 < w[1].0),
             "selfplay.temperature: plies must increase, e.g. [[0, 1.0], [20, 0.5]]"
@@ -192,6 +206,10 @@ pub struct SelfplayStats {
     pub forward_secs: f64,
     pub shards: Vec<PathBuf>,
     pub record_files: Vec<PathBuf>,
+    /// Samples whose value the solver proved (`solver_depth`), and of those, how many had a
+    /// game result that differed from the proven value (a blunder later in the game).
+    pub solver_proven: u64,
+    pub solver_corrected: u64,
     /// Hashes of every game's whole move sequence: how many distinct games were played.
     #[serde(skip)]
     pub game_hashes: HashSet<u64>,
@@ -253,6 +271,8 @@ impl SelfplayStats {
         self.fill_sum += more.fill_sum;
         self.wall_secs += more.wall_secs;
         self.forward_secs += more.forward_secs;
+        self.solver_proven += more.solver_proven;
+        self.solver_corrected += more.solver_corrected;
         self.shards.extend(more.shards);
         self.record_files.extend(more.record_files);
         self.game_hashes.extend(more.game_hashes);
@@ -272,6 +292,9 @@ struct Slot {
     positions: Vec<Position>,
     masks: Vec<u64>,
     sims: u64,
+    /// Samples proven and corrected by the solver (`solver_depth`).
+    solver_proven: u64,
+    solver_corrected: u64,
     done: bool,
 }
 
@@ -296,6 +319,8 @@ impl Slot {
             positions: Vec::new(),
             masks: Vec::new(),
             sims: 0,
+            solver_proven: 0,
+            solver_corrected: 0,
             done: false,
         };
         slot.play_opening(cfg);
@@ -313,17 +338,22 @@ impl Slot {
             let moves = pos.legal_moves();
             if moves.is_empty() {
                 let winner = pos.to_move().opponent();
-                return self.finish_game(Some(Outcome {
-                    winner,
-                    reason: WinReason::NoMove,
-                }));
+                return self.finish_game(
+                    Some(Outcome {
+                        winner,
+                        reason: WinReason::NoMove,
+                    }),
+                    cfg,
+                );
             }
             let lm = moves.as_slice()[self.rng.random_range(0..moves.len())];
             self.record.push(&lm, pos.to_move());
             self.ply += 1;
             match lm.after {
-                After::Won(outcome) => return self.finish_game(Some(outcome)),
-                After::Position(_) if self.ply >= cfg.max_plies => return self.finish_game(None),
+                After::Won(outcome) => return self.finish_game(Some(outcome), cfg),
+                After::Position(_) if self.ply >= cfg.max_plies => {
+                    return self.finish_game(None, cfg)
+                }
                 After::Position(p) => self.tree = Tree::new(p),
             }
         }
@@ -369,10 +399,13 @@ impl Slot {
         let pos = *self.tree.root_position();
         let Some(best) = result.best_move else {
             let winner = pos.to_move().opponent();
-            return self.finish_game(Some(Outcome {
-                winner,
-                reason: WinReason::NoMove,
-            }));
+            return self.finish_game(
+                Some(Outcome {
+                    winner,
+                    reason: WinReason::NoMove,
+                }),
+                cfg,
+            );
         };
         if self.full {
             let sample = Sample {
@@ -398,8 +431,8 @@ impl Slot {
         self.record.push(&lm, pos.to_move());
         self.ply += 1;
         match lm.after {
-            After::Won(outcome) => self.finish_game(Some(outcome)),
-            After::Position(_) if self.ply >= cfg.max_plies => self.finish_game(None),
+            After::Won(outcome) => self.finish_game(Some(outcome), cfg),
+            After::Position(_) if self.ply >= cfg.max_plies => self.finish_game(None, cfg),
             After::Position(p) => {
                 if !(params.reuse_tree && self.tree.advance(mv, Some(p))) {
                     self.tree = Tree::new(p);
@@ -409,7 +442,7 @@ impl Slot {
         }
     }
 
-    fn finish_game(&mut self, outcome: Option<Outcome>) {
+    fn finish_game(&mut self, outcome: Option<Outcome>, cfg: &SelfplayConfig) {
         match outcome {
             Some(o) => self.record.finish_won(o),
             None => self.record.finish_unfinished(REASON_PLY_CAP),
@@ -418,7 +451,29 @@ impl Slot {
         for (s, side) in &mut self.samples {
             s.z = result.value_for(*side);
         }
+        if cfg.solver_depth > 0 {
+            self.prove_targets(cfg.solver_depth);
+        }
         self.done = true;
+    }
+
+    /// `solver_depth`: proven values replace the targets of the samples they cover.
+    fn prove_targets(&mut self, depth: u32) {
+        for (s, _) in &mut self.samples {
+            let Ok(pos) = s.position() else { continue };
+            // A fresh small table per position: "proven within the depth" then means the same
+            // whatever was searched before (1 MiB, cleared in microseconds).
+            let mut solver = Solver::new(Duration::ZERO, 1);
+            let exact = match solver.solve_value_to_depth(&pos, depth) {
+                Value::Win => 1.0,
+                Value::Loss => -1.0,
+                Value::Unknown => continue,
+            };
+            self.solver_proven += 1;
+            self.solver_corrected += (s.z != exact) as u64;
+            s.z = exact;
+            s.q = exact;
+        }
     }
 }
 
@@ -472,6 +527,8 @@ pub fn run_selfplay(
             stats.count_game(&slot.record.moves);
             stats.plies += slot.ply as u64;
             stats.simulations += slot.sims;
+            stats.solver_proven += slot.solver_proven;
+            stats.solver_corrected += slot.solver_corrected;
             match slot.record.result {
                 GameResult::Unfinished => stats.unfinished += 1,
                 GameResult::SouthWon => stats.south_wins += 1,

@@ -39,7 +39,7 @@ use crate::neuralnet::{Learner, NetEvaluator, Network};
 use crate::program::players::spec::NetParams;
 use crate::program::players::PlayerSpec;
 use crate::program::selfplay::{run_selfplay, SelfplayStats};
-use crate::program::tournament::run_match;
+use crate::program::tournament::{run_match, MatchOptions};
 
 /// What `state.json` holds.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -353,15 +353,14 @@ fn learn(
     let e = config.eval.every;
     let evaluated = g == 1 || g.is_multiple_of(e) || g == config.train.generations;
     for baseline in config.eval.baselines.iter().filter(|_| evaluated) {
-        let r = run_match(
-            config.variant,
-            &me,
-            baseline,
-            config.eval.games,
-            config.eval.ply_cap,
-            schedule.eval_seed(g),
-            false,
-        )?;
+        let options = MatchOptions {
+            games: config.eval.games,
+            ply_cap: config.eval.ply_cap,
+            seed: schedule.eval_seed(g),
+            progress: false,
+            proofs: config.eval.proofs_ms.map(std::time::Duration::from_millis),
+        };
+        let r = run_match(config.variant, &me, baseline, &options)?;
         vs.push(BaselineResult {
             baseline: baseline.to_string(),
             score: r.score.unwrap_or(0.0),
@@ -372,6 +371,7 @@ fn learn(
                 unfinished: r.unfinished,
                 elo_ci95: r.elo_ci95,
             },
+            proofs: r.proofs,
         });
     }
     Ok(GenerationMetrics {
@@ -392,6 +392,8 @@ fn learn(
         value_accuracy: mean.value_accuracy,
         distinct_games: stats.distinct_games() as u64,
         distinct_openings: stats.distinct_openings() as u64,
+        solver_proven: stats.solver_proven,
+        solver_corrected: stats.solver_corrected,
         vs,
     })
 }

@@ -132,6 +132,17 @@ impl SearchReport {
             Proof::Unknown
         }
     }
+
+    /// With a proof, the plies to the game's end against best defence (counting the winning
+    /// move, or the loser's turn without a move): the search prefers the fastest win and the
+    /// slowest loss, so this is the longest line the proof needs from here.
+    pub fn plies_to_end(&self) -> Option<u32> {
+        match self.proof() {
+            Proof::Win => Some((WIN - self.score) as u32),
+            Proof::Loss => Some((WIN + self.score) as u32),
+            Proof::Unknown => None,
+        }
+    }
 }
 
 impl AlphaBeta {

@@ -262,6 +262,19 @@ pub struct MatchResult {
     pub elo: Option<f64>,
     pub elo_ci95: Option<(f64, f64)>,
     pub sprt: Option<SprtReport>,
+    /// With proofs checked: `a`'s proven wins kept and given away.
+    pub proofs: Option<ProofCounts>,
+}
+
+/// How a match is played beyond its two players.
+#[derive(Clone, Debug)]
+pub struct MatchOptions {
+    pub games: u32,
+    pub ply_cap: u32,
+    pub seed: u64,
+    pub progress: bool,
+    /// Check every move with a solver of this budget per position (see `bao eval --proofs`).
+    pub proofs: Option<std::time::Duration>,
 }
 
 /// Plays `games` games between `a` and `b` (paired openings, colours alternated).
@@ -269,15 +282,13 @@ pub fn run_match(
     variant: Variant,
     a: &PlayerSpec,
     b: &PlayerSpec,
-    games: u32,
-    ply_cap: u32,
-    seed: u64,
-    progress: bool,
+    options: &MatchOptions,
 ) -> anyhow::Result<MatchResult> {
-    let mut config = TournamentConfig::new(variant, vec![a.clone(), b.clone()], games);
-    config.ply_cap = ply_cap;
-    config.seed = seed;
-    config.progress = progress;
+    let mut config = TournamentConfig::new(variant, vec![a.clone(), b.clone()], options.games);
+    config.ply_cap = options.ply_cap;
+    config.seed = options.seed;
+    config.progress = options.progress;
+    config.proofs = options.proofs;
     let r = run_tournament(&config)?;
     Ok(match_summary(&r))
 }
@@ -304,6 +315,7 @@ pub fn match_summary(r: &TournamentResult) -> MatchResult {
         elo: fit.ratings[0],
         elo_ci95: fit.interval95(0),
         sprt: r.sprt.clone(),
+        proofs: r.proofs.first().map(|p| p.counts),
     }
 }
 

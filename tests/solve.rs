@@ -1,0 +1,242 @@
+//! `bao solve` and its proofs: the shipped proof that South wins Bao la Kujifunza from the
+//! start checks with the reference generator; a proof with one move changed or one position
+//! removed is refused, naming that position; short forced wins and losses found in play are
+//! solved by the command line and their proofs pass `bao solve --check`.
+//!
+//! Rules relied on: a capture that empties the opponent's front row wins mid-move (R5), a
+//! player without a legal move loses (R10), infinite moves are not legal (R11), moves are
+//! written as R12 says and positions as R13 says.
+
+use std::process::Command;
+
+use bao::game::{After, Position, Side, Variant};
+use bao::program::players::alphabeta::{AlphaBeta, Proof};
+use bao::program::solve::check::{check, CheckError};
+use bao::search::Clock;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+const START_PROOF: &str = "docs/solving/kujifunza-start.jsonl";
+
+fn shipped_proof() -> String {
+    let path = format!("{}/{START_PROOF}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).expect("the start proof is shipped")
+}
+
+fn bao(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_bao"))
+        .args(args)
+        .output()
+        .expect("bao runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn line_state(text: &str, line: usize) -> Position {
+    let v: serde_json::Value =
+        serde_json::from_str(text.lines().nth(line - 1).expect("line exists")).expect("JSON");
+    Position::from_json(&v["state"].to_string()).expect("R13 state")
+}
+
+fn with_line(text: &str, line: usize, replace: Option<String>) -> String {
+    let mut out = String::new();
+    for (i, l) in text.lines().enumerate() {
+        match (&replace, i + 1 == line) {
+            (_, false) => out += l,
+            (Some(r), true) => out += r,
+            (None, true) => continue,
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// R5, R10, R11: South, to move first, wins Bao la Kujifunza by force; the proof replays with
+/// the seed-by-seed reference generator.
+#[test]
+fn the_shipped_start_proof_shows_south_wins_kujifunza() {
+    let v = check(&shipped_proof()).expect("the shipped proof checks");
+    assert_eq!(v.root, Position::start(Variant::Kujifunza));
+    assert_eq!(v.winner, Side::South);
+    assert!(v.positions > 100, "{} positions", v.positions);
+    assert!(
+        (3..=64).contains(&v.longest_line),
+        "{} plies",
+        v.longest_line
+    );
+}
+
+/// R12: a listed move changed to another legal move fails at that line.
+#[test]
+fn a_changed_move_fails_naming_its_position() {
+    let text = shipped_proof();
+    let lines: Vec<&str> = text.lines().collect();
+    // The root's move and one deep in the file, each changed to the first other legal move.
+    for line in [1, lines.len() / 2] {
+        let pos = line_state(&text, line);
+        let v: serde_json::Value = serde_json::from_str(lines[line - 1]).unwrap();
+        let listed = v["move"].as_str().unwrap().to_string();
+        let other = pos
+            .legal_notations()
+            .into_iter()
+            .find(|m| *m != listed)
+            .expect("another legal move");
+        let changed = lines[line - 1].replace(&format!("\"{listed}\""), &format!("\"{other}\""));
+        let err = check(&with_line(&text, line, Some(changed))).unwrap_err();
+        assert_eq!(err.line(), Some(line), "{err}");
+        assert!(err.to_string().contains(&pos.to_json()), "{err}");
+    }
+    // A move that is not legal there at all.
+    let bad = lines[0].replace("\"move\":\"", "\"move\":\"b1");
+    let err = check(&with_line(&text, 1, Some(bad))).unwrap_err();
+    assert!(
+        matches!(err, CheckError::IllegalMove { line: 1, .. }),
+        "{err}"
+    );
+}
+
+/// A listed position removed: the check names it as the position reached but not listed.
+#[test]
+fn a_removed_position_fails_naming_it() {
+    let text = shipped_proof();
+    let n = text.lines().count();
+    for line in [2, n / 3, n] {
+        let removed = line_state(&text, line);
+        let err = check(&with_line(&text, line, None)).unwrap_err();
+        match &err {
+            CheckError::Unlisted { missing, .. } => {
+                assert_eq!(Position::from_json(missing).unwrap(), removed, "{err}")
+            }
+            other => panic!("expected the removed position named, got: {other}"),
+        }
+    }
+}
+
+#[test]
+fn duplicated_unreachable_and_malformed_lines_are_refused() {
+    let text = shipped_proof();
+    let last = text.lines().count();
+    let first = text.lines().next().unwrap().to_string();
+    let err = check(&format!("{text}{first}\n")).unwrap_err();
+    assert!(
+        matches!(err, CheckError::Duplicate { first: 1, .. }),
+        "{err}"
+    );
+    // A sound line of South's (a win at once) that the root never reaches.
+    let win = (1..)
+        .map(|seed| forced_win_in(1, seed))
+        .find(|p| p.to_move() == Side::South)
+        .unwrap();
+    let mv = win
+        .legal_moves()
+        .iter()
+        .find(|lm| matches!(lm.after, After::Won(_)))
+        .unwrap()
+        .notation(Side::South);
+    let extra = serde_json::json!({"state": win.to_state_json(), "move": mv});
+    let err = check(&format!("{text}{extra}\n")).unwrap_err();
+    assert!(
+        matches!(err, CheckError::Unreachable { line, .. } if line == last + 1),
+        "{err}"
+    );
+    let err = check(&format!("{text}not json\n")).unwrap_err();
+    assert!(
+        matches!(err, CheckError::Malformed { line, .. } if line == last + 1),
+        "{err}"
+    );
+    assert!(matches!(check("").unwrap_err(), CheckError::Empty));
+}
+
+/// Positions of random Kujifunza games where the side to move wins in exactly `plies` plies
+/// (a shallow search proves it; one ply less does not).
+fn forced_win_in(plies: u32, seed: u64) -> Position {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let mut ab = AlphaBeta::new(4);
+    for _ in 0..500 {
+        let mut p = Position::start(Variant::Kujifunza);
+        for _ in 0..300 {
+            let r = ab.search(&p, plies + 1, &Clock::unlimited());
+            let Ok(r) = r else { break };
+            if r.proof() == Proof::Win && r.plies_to_end() == Some(plies) {
+                return p;
+            }
+            let moves = p.legal_moves();
+            match moves.as_slice()[rng.random_range(0..moves.len())].after {
+                After::Position(q) if !q.legal_moves().is_empty() => p = q,
+                _ => break,
+            }
+        }
+    }
+    panic!("no forced win in {plies} plies met in 500 random games");
+}
+
+fn solve_and_check(pos: &Position, expect_value: &str, expect_plies: u64) {
+    let dir = tempfile::tempdir().unwrap();
+    let proof = dir.path().join("proof.jsonl");
+    let json = pos.to_json();
+    let (ok, out, err) = bao(&[
+        "solve",
+        "--position",
+        &json,
+        "--ms",
+        "20000",
+        "--tt-mb",
+        "16",
+        "--proof",
+        proof.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON object");
+    assert_eq!(v["value"], expect_value, "{out}");
+    assert_eq!(v["longest_line"], expect_plies, "{out}");
+    assert_eq!(v["checked"], true, "{out}");
+    let (ok, out, err) = bao(&["solve", "--check", proof.to_str().unwrap(), "--json"]);
+    assert!(ok, "{err}");
+    let c: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    let winner = match expect_value {
+        "win" => pos.to_move(),
+        _ => pos.to_move().opponent(),
+    };
+    assert_eq!(c["winner"], winner.letter(), "{out}");
+    assert_eq!(c["longest_line"], expect_plies, "{out}");
+    assert_eq!(c["positions"], v["proof_positions"], "{out}");
+}
+
+/// R5, R10: one and three plies from a forced win, `bao solve` finds it and its proof checks.
+#[test]
+fn solve_proves_wins_one_and_three_plies_away() {
+    solve_and_check(&forced_win_in(1, 1), "win", 1);
+    solve_and_check(&forced_win_in(3, 2), "win", 3);
+}
+
+/// A lost root: every move of the side to move loses; the proof's first line has no move.
+#[test]
+fn solve_proves_a_loss_two_plies_away() {
+    // One ply after a forced win in 3, the opponent is lost in 2 whatever it plays.
+    let p = forced_win_in(3, 3);
+    let mut ab = AlphaBeta::new(4);
+    let best = ab.search(&p, 4, &Clock::unlimited()).unwrap().best;
+    let After::Position(lost) = best.after else {
+        panic!("a win in 3 does not win at once")
+    };
+    solve_and_check(&lost, "loss", 2);
+}
+
+#[test]
+fn bad_input_gets_a_clear_error() {
+    let (ok, _, err) = bao(&["solve", "--position", "{\"variant\":\"kujifunza\"}"]);
+    assert!(!ok && err.contains("--position"), "{err}");
+    let (ok, _, err) = bao(&["solve", "--variant", "kujifunza", "--moves", "A3R zz"]);
+    assert!(!ok && err.contains("--moves"), "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("p.jsonl");
+    std::fs::write(&f, "{\"state\": 1}\n").unwrap();
+    let (ok, _, err) = bao(&["solve", "--check", f.to_str().unwrap()]);
+    assert!(!ok && err.contains("line 1"), "{err}");
+    let (ok, _, err) = bao(&["solve", "--check", "/nonexistent/proof.jsonl"]);
+    assert!(!ok && err.contains("cannot read proof"), "{err}");
+}
