@@ -8,14 +8,17 @@ Usage:
   scripts/ablate.py --out docs/ablation/kujifunza --hours 1 \\
       --variant baseline=configs/kujifunza-quick.toml --variant opening=configs/x.toml \\
       [--gauntlet alphabeta,net:models/kujifunza.safetensors] [--movetime 50] [--games 40] \\
-      [--every 2] [--runs runs/ablation]
+      [--every 2] [--runs runs/ablation] [--proofs MS]
 
 Each variant trains in RUNS/NAME with `bao train`, one generation at a time, until its
 state.json's elapsed time reaches --hours (wall hours of this machine, both cores busy: the
 same budget for every variant). Every --every-th checkpoint and the last are rated:
 `bao eval --format gauntlet --movetime MS --players net:CKPT,GAUNTLET...` (paired openings,
 thread CPU clock); the Elo is the checkpoint's over the first gauntlet player, with its 95%
-interval. Resumable: training continues its run directory, and a checkpoint already rated is
+interval. With --proofs MS every move of the ratings is also checked by the solver (`bao eval
+--proofs MS`, outside the clocks) and the checkpoint's proven wins kept and given away are
+recorded and plotted (OUT/proofs.svg): the Kujifunza gauge, where the score against alpha-beta
+splits every paired opening. Resumable: training continues its run directory, and a checkpoint already rated is
 not rated again. Writes OUT/ablation.csv, ablation.json, ablation.svg and every rating's
 results.json under OUT/NAME/gen-NNNNNN/. Run it with nothing else on the machine.
 """
@@ -60,13 +63,19 @@ def train(name, config, run, budget_s):
         bao("train", "--config", str(staged), "--run", str(run))
 
 
-def rate(variant, ckpt, out, gauntlet, movetime, games):
+def rate(variant, ckpt, out, gauntlet, movetime, games, proofs):
     results = out / "results.json"
     if not results.exists():
+        extra = ["--proofs", str(proofs)] if proofs else []
         bao("eval", "--variant", variant, "--format", "gauntlet", "--movetime", str(movetime),
             "--games", str(games), "--players", ",".join([f"net:{ckpt}", *gauntlet]),
-            "--out", str(out))
+            "--out", str(out), *extra)
     r = json.loads(results.read_text())
+    checked = {}
+    if proofs:
+        p = r["proofs"][0]  # the checkpoint is the first player
+        checked = {"proven_wins": p["proven_wins"], "kept": p["kept"], "dropped": p["dropped"],
+                   "unresolved": p["unresolved"], "kept_share": p.get("kept_share")}
     first = r["ratings"][1]  # the checkpoint is anchored at 0; the first gauntlet player
     ci = first.get("elo_ci95")
     return {
@@ -75,6 +84,7 @@ def rate(variant, ckpt, out, gauntlet, movetime, games):
         "elo_hi": -ci[0] if ci else None,
         "games": first["games"],
         "net_ms": r["costs"][0]["mean_ms"],
+        **checked,
     }
 
 
@@ -88,6 +98,7 @@ def main():
     ap.add_argument("--games", type=int, default=40)
     ap.add_argument("--every", type=int, default=2)
     ap.add_argument("--runs", type=Path, default=ROOT / "runs" / "ablation")
+    ap.add_argument("--proofs", type=int, default=0, metavar="MS")
     a = ap.parse_args()
     if not BAO.exists():
         sys.exit(f"{BAO} is missing: build it (. scripts/setup.sh && cargo build --release)")
@@ -110,7 +121,7 @@ def main():
             if g % a.every and g != last:
                 continue
             ckpt = run / "models" / f"gen-{g:06}.safetensors"
-            r = rate(game, ckpt, a.out / name / f"gen-{g:06}", gauntlet, a.movetime, a.games)
+            r = rate(game, ckpt, a.out / name / f"gen-{g:06}", gauntlet, a.movetime, a.games, a.proofs)
             rows.append({"variant": name, "config": str(config), "generation": g,
                          "hours": m["elapsed_secs"] / 3600, "samples": sum(x["selfplay_positions"] for x in metrics if x["generation"] <= g),
                          "distinct_openings": m.get("distinct_openings"), **r})
@@ -119,7 +130,8 @@ def main():
         w.writeheader()
         w.writerows(rows)
     (a.out / "ablation.json").write_text(json.dumps({
-        "gauntlet": gauntlet, "movetime_ms": a.movetime, "games": a.games, "hours": a.hours, "rows": rows,
+        "gauntlet": gauntlet, "movetime_ms": a.movetime, "games": a.games, "hours": a.hours,
+        "proofs_ms": a.proofs or None, "rows": rows,
     }, indent=1) + "\n")
     series = [{"name": name, "points": [
         {"x": r["hours"], "y": r["elo"], "lo": r["elo_lo"], "hi": r["elo_hi"],
@@ -128,8 +140,17 @@ def main():
     (a.out / "ablation.svg").write_text(line_chart(
         f"Elo over {gauntlet[0]} at {a.movetime} ms a move, by training time",
         "hours of training on this machine", f"Elo over {gauntlet[0]} (95%)", series))
+    if a.proofs:
+        series = [{"name": name, "points": [
+            {"x": r["hours"], "y": 100.0 * r["dropped"] / max(1, r["proven_wins"]),
+             "tip": f'{name} gen {r["generation"]}: {r["dropped"]} of {r["proven_wins"]} given away'}
+            for r in rows if r["variant"] == name]} for name, _ in variants]
+        (a.out / "proofs.svg").write_text(line_chart(
+            f"proven wins given away against {gauntlet[0]} at {a.movetime} ms a move",
+            "hours of training on this machine", "% of proven wins given away", series, y_step=1))
     for r in rows:
-        print(f'{r["variant"]:>16} gen {r["generation"]:>3} {r["hours"]:5.2f} h  Elo {r["elo"]}')
+        kept = f'  gave away {r["dropped"]} of {r["proven_wins"]} proven wins' if a.proofs else ""
+        print(f'{r["variant"]:>16} gen {r["generation"]:>3} {r["hours"]:5.2f} h  Elo {r["elo"]}{kept}')
     print(f"wrote {a.out / 'ablation.csv'}, ablation.json and ablation.svg")
 
 

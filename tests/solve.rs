@@ -69,6 +69,50 @@ fn the_shipped_start_proof_shows_south_wins_kujifunza() {
     );
 }
 
+/// Every first move's value as the README's table states it, each with its proof.
+#[test]
+fn every_first_move_proof_checks_with_the_stated_value() {
+    // (move, winner, longest line from the start, positions)
+    const TABLE: [(&str, Side, u32, usize); 16] = [
+        ("A1R", Side::North, 12, 10),
+        ("A2R", Side::North, 6, 3),
+        ("A3R", Side::South, 21, 870),
+        ("A3L", Side::South, 31, 1485),
+        ("A4R", Side::North, 24, 465),
+        ("A4L", Side::North, 14, 23),
+        ("A5R", Side::North, 14, 23),
+        ("A5L", Side::North, 24, 465),
+        ("A6R", Side::South, 31, 2038),
+        ("A6L", Side::South, 21, 876),
+        ("A7L", Side::North, 6, 3),
+        ("A8L", Side::North, 12, 10),
+        ("B8R", Side::North, 4, 2),
+        ("B7R", Side::North, 20, 993),
+        ("B2L", Side::North, 20, 1014),
+        ("B1L", Side::North, 4, 2),
+    ];
+    let start = Position::start(Variant::Kujifunza);
+    assert_eq!(start.legal_notations().len(), TABLE.len());
+    for (mv, winner, longest, positions) in TABLE {
+        let path = format!(
+            "{}/docs/solving/first-moves/{mv}.jsonl",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let text = std::fs::read_to_string(&path).expect("every first move's proof is shipped");
+        let v = check(&text).unwrap_or_else(|e| panic!("{mv}: {e}"));
+        let After::Position(after) = start.parse_move(mv).unwrap().after else {
+            panic!("{mv} does not end the game")
+        };
+        assert_eq!(
+            v.root, after,
+            "{mv}: the proof is of the position after the move"
+        );
+        assert_eq!(v.winner, winner, "{mv}");
+        assert_eq!(v.longest_line + 1, longest, "{mv}");
+        assert_eq!(v.positions, positions, "{mv}");
+    }
+}
+
 /// R12: a listed move changed to another legal move fails at that line.
 #[test]
 fn a_changed_move_fails_naming_its_position() {
@@ -239,4 +283,88 @@ fn bad_input_gets_a_clear_error() {
     assert!(!ok && err.contains("line 1"), "{err}");
     let (ok, _, err) = bao(&["solve", "--check", "/nonexistent/proof.jsonl"]);
     assert!(!ok && err.contains("cannot read proof"), "{err}");
+}
+
+/// Puzzles (`bao solve --make-puzzles`, `bao eval --puzzles`): positions of the shipped proofs
+/// where some moves keep the win and some lose it. A player that proves them keeps every win;
+/// a random mover does not; a malformed puzzle file is refused naming its line.
+#[test]
+fn puzzles_from_proofs_separate_a_prover_from_a_random_mover() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("puzzles.jsonl");
+    let from: Vec<String> = ["A4L", "A1R", "A5R", "A8L"]
+        .iter()
+        .map(|m| {
+            format!(
+                "{}/docs/solving/first-moves/{m}.jsonl",
+                env!("CARGO_MANIFEST_DIR")
+            )
+        })
+        .collect();
+    let (ok, out, err) = bao(&[
+        "solve",
+        "--make-puzzles",
+        file.to_str().unwrap(),
+        "--from",
+        &from.join(","),
+        "--ms",
+        "200",
+        "--tt-mb",
+        "16",
+    ]);
+    assert!(ok, "{err}");
+    let puzzles = bao::program::puzzles::read_puzzles(&file).expect("readable puzzles");
+    assert!(!puzzles.is_empty(), "{out}");
+    for (pos, p) in &puzzles {
+        // Every keep move leaves the opponent lost, every lose move gives it a win.
+        let mut ab = AlphaBeta::new(16);
+        for (moves, expect) in [(&p.keep, Proof::Loss), (&p.lose, Proof::Win)] {
+            for m in moves {
+                let After::Position(q) = pos.parse_move(m).unwrap().after else {
+                    assert_eq!(expect, Proof::Loss, "{m} wins at once");
+                    continue;
+                };
+                let r = ab.search(&q, 30, &Clock::unlimited()).unwrap();
+                assert_eq!(r.proof(), expect, "{m} in {}", pos.to_json());
+            }
+        }
+    }
+    let score = |spec: &str| {
+        let spec: bao::program::players::PlayerSpec = spec.parse().unwrap();
+        bao::program::puzzles::score(&spec, Variant::Kujifunza, &puzzles, 1).unwrap()
+    };
+    let prover = score("alphabeta:depth=30");
+    assert_eq!(prover.kept, prover.puzzles, "{prover:?}");
+    assert_eq!(prover.accuracy, 1.0);
+    let random = score("random");
+    assert!(
+        random.kept < random.puzzles || random.puzzles < 3,
+        "{random:?}"
+    );
+    // The command line: a table and puzzles.json.
+    let (ok, out, err) = bao(&[
+        "eval",
+        "--variant",
+        "kujifunza",
+        "--puzzles",
+        file.to_str().unwrap(),
+        "--players",
+        "alphabeta:depth=30,random",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    assert!(out.contains("100.0%"), "{out}");
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("puzzles.json")).unwrap())
+            .unwrap();
+    assert_eq!(j["scores"][0]["kept"], j["scores"][0]["puzzles"]);
+    // A puzzle whose move is not legal there.
+    let text = std::fs::read_to_string(&file).unwrap();
+    let first = text.lines().next().unwrap();
+    let keep = &puzzles[0].1.keep[0];
+    let bad = first.replace(&format!("\"{keep}\""), "\"b9L\"");
+    std::fs::write(&file, format!("{bad}\n")).unwrap();
+    let e = bao::program::puzzles::read_puzzles(&file).unwrap_err();
+    assert!(format!("{e:#}").contains("line 1"), "{e:#}");
 }

@@ -51,6 +51,10 @@ pub struct Args {
     /// gave away; every win given away is listed in results.json with its position and move.
     #[arg(long, value_name = "MS")]
     pub proofs: Option<u64>,
+    /// Instead of games: score each player on these puzzles (`bao solve --make-puzzles`), the
+    /// share of proven-won positions where its move keeps the win; writes `puzzles.json`.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["proofs", "sprt"])]
+    pub puzzles: Option<PathBuf>,
     /// Folder for `results.json` and `elo.svg`.
     #[arg(long, default_value = "eval-results")]
     pub out: PathBuf,
@@ -64,6 +68,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .iter()
             .map(|p| p.with_default_movetime(ms))
             .collect();
+    }
+    if let Some(file) = &args.puzzles {
+        return puzzles(file, &players, &args);
     }
     let mut config = TournamentConfig::new(args.variant, players, args.games);
     config.format = args.format;
@@ -90,5 +97,41 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let svg = args.out.join("elo.svg");
     crate::dataio::atomic::write_bytes(&svg, tournament::elo_svg(&result)?.as_bytes())?;
     println!("wrote {} and {}", json.display(), svg.display());
+    Ok(())
+}
+
+/// `--puzzles`: every player on the same puzzles, one after the other (each on its own CPU
+/// clock), a table and `OUT/puzzles.json`.
+fn puzzles(
+    file: &std::path::Path,
+    players: &[crate::program::players::PlayerSpec],
+    args: &Args,
+) -> anyhow::Result<()> {
+    use crate::program::puzzles::{read_puzzles, score};
+    let set = read_puzzles(file)?;
+    let mut scores = Vec::new();
+    println!(
+        "{:<48} {:>8} {:>9} {:>16} {:>9}",
+        "player", "kept", "accuracy", "95% interval", "ms/move"
+    );
+    for spec in players {
+        let s = score(spec, args.variant, &set, args.seed)?;
+        println!(
+            "{:<48} {:>8} {:>8.1}% {:>7.1}-{:>5.1}% {:>9.1}",
+            s.player,
+            format!("{}/{}", s.kept, s.puzzles),
+            100.0 * s.accuracy,
+            100.0 * s.accuracy_ci95.0,
+            100.0 * s.accuracy_ci95.1,
+            s.mean_ms
+        );
+        scores.push(s);
+    }
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create {}", args.out.display()))?;
+    let json = args.out.join("puzzles.json");
+    let body = serde_json::json!({"puzzles": file.display().to_string(), "scores": scores});
+    crate::dataio::atomic::write_bytes(&json, format!("{body:#}\n").as_bytes())?;
+    println!("wrote {}", json.display());
     Ok(())
 }

@@ -108,6 +108,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         100.0 * stats.forward_share(),
         stats.wall_secs
     );
+    if stats.solver_proven > 0 {
+        println!(
+            "solver: {} of {} samples proven (exact value targets), {} of them against the game's result",
+            stats.solver_proven, stats.positions, stats.solver_corrected
+        );
+    }
     Ok(())
 }
 

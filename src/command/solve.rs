@@ -8,7 +8,9 @@ use anyhow::{bail, ensure, Context};
 use super::position::PositionArgs;
 use crate::dataio::records::read_records;
 use crate::game::{After, Position};
+use crate::program::puzzles::make_puzzles as make;
 use crate::program::solve::check::check;
+use crate::program::solve::strategy::ProofLine;
 use crate::program::solve::{Solution, Solver, Value};
 
 #[derive(Debug, clap::Args)]
@@ -16,7 +18,8 @@ use crate::program::solve::{Solution, Solver, Value};
 bao solve --variant kujifunza --proof start.jsonl      prove the start, write the strategy\n  \
 bao solve --check docs/solving/kujifunza-start.jsonl   re-check a proof with the reference rules\n  \
 bao solve --variant kujifunza --each-move --ms 60000   the value of every first move\n  \
-bao solve --games games.jsonl --ms 1000                share of real-game positions proven, by ply")]
+bao solve --games games.jsonl --ms 1000                share of real-game positions proven, by ply\n  \
+bao solve --make-puzzles p.jsonl --from A.jsonl,B.jsonl --ms 200   puzzles for `bao eval --puzzles`")]
 pub struct Args {
     #[command(flatten)]
     pub at: PositionArgs,
@@ -44,6 +47,14 @@ pub struct Args {
     /// the share proven won or lost within --ms, by ply.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["proof", "each_move"])]
     pub games: Option<PathBuf>,
+    /// Write a puzzle file here (see `bao eval --puzzles`): the winner's positions of the
+    /// proofs given by --from where some moves keep the win and others lose it, every move
+    /// classified with --ms per move.
+    #[arg(long, value_name = "FILE", requires = "from", conflicts_with_all = ["proof", "each_move", "games", "check"])]
+    pub make_puzzles: Option<PathBuf>,
+    /// With --make-puzzles: the proof files whose positions to use (comma-separated).
+    #[arg(long, value_name = "PROOFS", value_delimiter = ',')]
+    pub from: Vec<PathBuf>,
     /// With --games: solve every k-th ply of each game.
     #[arg(long, default_value_t = 1, requires = "games")]
     pub every: usize,
@@ -59,6 +70,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         return check_file(file, args.json);
     }
     let budget = Duration::from_millis(args.ms);
+    if let Some(out) = &args.make_puzzles {
+        return make_puzzles(out, &args.from, budget, args.tt_mb);
+    }
     if let Some(games) = &args.games {
         return survey(games, budget, args.tt_mb, args.every, args.json);
     }
@@ -106,7 +120,10 @@ fn render(sol: &Solution, checked: bool) -> String {
     let mut out = match sol.value {
         Value::Win => format!("{me} to move wins by force\n"),
         Value::Loss => format!("{me} to move loses by force (every move loses)\n"),
-        Value::Unknown => "not proven within the limit\n".to_string(),
+        Value::Unknown => format!(
+            "not proven within the limit (the root search completed {} plies)\n",
+            sol.root_depth
+        ),
     };
     if !sol.winning_moves.is_empty() {
         let total = sol.root.legal_moves().len();
@@ -150,6 +167,7 @@ fn solution_json(sol: &Solution, mv: Option<&str>, checked: bool) -> serde_json:
         "proof_positions": sol.strategy.as_ref().map(|s| s.len()),
         "checked": checked,
         "incomplete": sol.incomplete,
+        "root_depth": sol.root_depth,
         "nodes": sol.nodes,
         "seconds": sol.elapsed.as_secs_f64(),
     })
@@ -177,6 +195,52 @@ fn check_file(file: &Path, json: bool) -> anyhow::Result<()> {
             v.longest_line
         );
     }
+    Ok(())
+}
+
+/// Puzzles from the winner's positions of proof files.
+fn make_puzzles(
+    out: &Path,
+    from: &[PathBuf],
+    per_move: Duration,
+    tt_mb: usize,
+) -> anyhow::Result<()> {
+    let mut positions = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for file in from {
+        let text = std::fs::read_to_string(file)
+            .with_context(|| format!("cannot read proof {}", file.display()))?;
+        // Only checked proofs: their listed positions are proven won for the side to move.
+        check(&text).with_context(|| format!("proof {} refused", file.display()))?;
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let pl: ProofLine = serde_json::from_str(line).context("checked above")?;
+            let pos = Position::from_state_json(&pl.state).context("checked above")?;
+            if pl.mv.is_some() && seen.insert(pos.to_bytes()) {
+                positions.push(pos);
+            }
+        }
+    }
+    let bar = crate::program::progress::bar(positions.len() as u64, "positions", true);
+    let mut solver = Solver::new(per_move, tt_mb);
+    let mut puzzles = Vec::new();
+    for chunk in positions.chunks(16) {
+        puzzles.extend(make(chunk, per_move, &mut solver));
+        bar.inc(chunk.len() as u64);
+    }
+    bar.finish_and_clear();
+    let mut text = String::new();
+    for p in &puzzles {
+        text += &serde_json::to_string(p)?;
+        text.push('\n');
+    }
+    crate::dataio::atomic::write_bytes(out, text.as_bytes())?;
+    println!(
+        "{} puzzles from {} won positions ({} ms a move) written to {}",
+        puzzles.len(),
+        positions.len(),
+        per_move.as_millis(),
+        out.display()
+    );
     Ok(())
 }
 

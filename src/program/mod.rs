@@ -10,6 +10,7 @@ pub mod movecost;
 pub mod players;
 pub mod progress;
 pub mod proofs;
+pub mod puzzles;
 pub mod random_games;
 pub mod runconfig;
 pub mod runlock;

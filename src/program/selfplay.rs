@@ -40,6 +40,7 @@ use crate::search::{Algorithm, Evaluator, SearchParams, Tree};
 /// temperature = [[0, 1.0], [20, 0.5], [40, 0.0]]  # [from ply, temperature], PUCT only
 /// cheap_greedy = false       # cheap searches play their best move (no temperature; KataGo)
 /// opening_plies = 0          # plies played uniformly at random first, never recorded as samples
+/// solver_depth = 0           # > 0: samples the alpha-beta solver proves within this depth get exact targets
 /// shard_size = 16384         # samples per shard file
 /// seed = 0
 /// generation = 0             # model generation, written into shard headers

@@ -53,6 +53,8 @@ pub struct Solution {
     pub strategy: Option<Strategy>,
     /// Why a value was found but no strategy could be completed, if so.
     pub incomplete: Option<String>,
+    /// Plies of the root's last completed search iteration (how deep the solver got).
+    pub root_depth: u32,
     /// Positions entered by every search of this solve.
     pub nodes: u64,
     pub elapsed: Duration,
@@ -177,6 +179,7 @@ impl Solver {
             longest_line: None,
             strategy: None,
             incomplete: None,
+            root_depth: 0,
             nodes: 0,
             elapsed: Duration::ZERO,
         };
@@ -185,7 +188,10 @@ impl Solver {
             Proof::Loss // no legal move: lost (R10)
         } else {
             match self.prove(root) {
-                Ok(r) => r.proof(),
+                Ok(r) => {
+                    sol.root_depth = r.depth;
+                    r.proof()
+                }
                 Err(_) => Proof::Unknown,
             }
         };
@@ -241,18 +247,39 @@ impl Solver {
             .collect();
         for (i, lm) in others.iter().enumerate() {
             let share = self.remaining() / (others.len() - i) as u32;
-            let proof = match lm.after {
-                After::Won(_) => Proof::Loss,
-                After::Position(q) if q.legal_moves().is_empty() => Proof::Loss,
-                After::Position(q) => self.prove_within(&q, share),
-            };
-            match proof {
-                Proof::Loss => wins.push(lm.notation(me)),
-                Proof::Win => losses += 1,
-                Proof::Unknown => {}
+            match self.value_after(lm, share) {
+                Value::Win => wins.push(lm.notation(me)),
+                Value::Loss => losses += 1,
+                Value::Unknown => {}
             }
         }
         (wins, losses)
+    }
+
+    /// The value for the mover of each legal move of `pos`, each proven with `per_move` of
+    /// wall time (a fresh budget per move, one warm table).
+    pub fn move_values(&mut self, pos: &Position, per_move: Duration) -> Vec<(LegalMove, Value)> {
+        pos.legal_moves()
+            .iter()
+            .map(|lm| {
+                self.started = Instant::now();
+                self.budget = per_move;
+                (*lm, self.value_after(lm, per_move))
+            })
+            .collect()
+    }
+
+    /// The value for the mover after `lm`, proven within `limit`.
+    fn value_after(&mut self, lm: &LegalMove, limit: Duration) -> Value {
+        match lm.after {
+            After::Won(_) => Value::Win,
+            After::Position(q) if q.legal_moves().is_empty() => Value::Win,
+            After::Position(q) => match self.prove_within(&q, limit) {
+                Proof::Loss => Value::Win,
+                Proof::Win => Value::Loss,
+                Proof::Unknown => Value::Unknown,
+            },
+        }
     }
 
     /// A lost root: every move of the loser leads to a position the winner wins.
@@ -338,15 +365,7 @@ impl Solver {
         let mut stack: Vec<Position> = Vec::new();
         if value == Value::Loss {
             out.push(root, None);
-            let children: Vec<Position> = root
-                .legal_moves()
-                .iter()
-                .filter_map(|lm| match lm.after {
-                    After::Position(p) => Some(p),
-                    After::Won(_) => None,
-                })
-                .collect();
-            stack.extend(children.into_iter().rev());
+            stack.extend(successors(root).into_iter().rev());
         } else {
             stack.push(*root);
         }
@@ -357,19 +376,22 @@ impl Solver {
             let w = self.won[&p.to_bytes()];
             out.push(&p, Some(w.mv.notation(p.to_move())));
             if let After::Position(q) = w.mv.after {
-                let next: Vec<Position> = q
-                    .legal_moves()
-                    .iter()
-                    .filter_map(|r| match r.after {
-                        After::Position(p) => Some(p),
-                        After::Won(_) => None,
-                    })
-                    .collect();
-                stack.extend(next.into_iter().rev());
+                stack.extend(successors(&q).into_iter().rev());
             }
         }
         out
     }
+}
+
+/// The positions the side to move can reach (moves that win at once end the game instead).
+fn successors(pos: &Position) -> Vec<Position> {
+    pos.legal_moves()
+        .iter()
+        .filter_map(|lm| match lm.after {
+            After::Position(p) => Some(p),
+            After::Won(_) => None,
+        })
+        .collect()
 }
 
 #[cfg(test)]
