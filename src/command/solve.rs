@@ -8,10 +8,9 @@ use anyhow::{bail, ensure, Context};
 use super::position::PositionArgs;
 use crate::dataio::records::read_records;
 use crate::game::{After, Position};
-use crate::program::puzzles::make_puzzles as make;
+use crate::program::puzzles;
 use crate::program::solve::check::check;
-use crate::program::solve::strategy::ProofLine;
-use crate::program::solve::{Solution, Solver, Value};
+use crate::program::solve::{survey, Solution, Solver, Value};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
@@ -205,38 +204,15 @@ fn make_puzzles(
     per_move: Duration,
     tt_mb: usize,
 ) -> anyhow::Result<()> {
-    let mut positions = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for file in from {
-        let text = std::fs::read_to_string(file)
-            .with_context(|| format!("cannot read proof {}", file.display()))?;
-        // Only checked proofs: their listed positions are proven won for the side to move.
-        check(&text).with_context(|| format!("proof {} refused", file.display()))?;
-        for line in text.lines().filter(|l| !l.trim().is_empty()) {
-            let pl: ProofLine = serde_json::from_str(line).context("checked above")?;
-            let pos = Position::from_state_json(&pl.state).context("checked above")?;
-            if pl.mv.is_some() && seen.insert(pos.to_bytes()) {
-                positions.push(pos);
-            }
-        }
-    }
+    let positions = puzzles::won_positions(from)?;
     let bar = crate::program::progress::bar(positions.len() as u64, "positions", true);
     let mut solver = Solver::new(per_move, tt_mb);
-    let mut puzzles = Vec::new();
-    for chunk in positions.chunks(16) {
-        puzzles.extend(make(chunk, per_move, &mut solver));
-        bar.inc(chunk.len() as u64);
-    }
+    let made = puzzles::make_puzzles(&positions, per_move, &mut solver, || bar.inc(1));
     bar.finish_and_clear();
-    let mut text = String::new();
-    for p in &puzzles {
-        text += &serde_json::to_string(p)?;
-        text.push('\n');
-    }
-    crate::dataio::atomic::write_bytes(out, text.as_bytes())?;
+    puzzles::write_puzzles(out, &made)?;
     println!(
         "{} puzzles from {} won positions ({} ms a move) written to {}",
-        puzzles.len(),
+        made.len(),
         positions.len(),
         per_move.as_millis(),
         out.display()
@@ -311,55 +287,15 @@ fn survey(
     every: usize,
     json: bool,
 ) -> anyhow::Result<()> {
-    const BUCKET: usize = 10;
     let records = read_records(path)?;
     if records.is_empty() {
         bail!("{} holds no game records", path.display());
     }
-    let mut positions = Vec::new();
-    for (g, rec) in records.iter().enumerate() {
-        let (line, _) = rec
-            .replay()
-            .with_context(|| format!("game {} of {}", g + 1, path.display()))?;
-        for (ply, p) in line.iter().enumerate().step_by(every) {
-            if !p.legal_moves().is_empty() {
-                positions.push((ply, *p));
-            }
-        }
-    }
+    let positions =
+        survey::positions(&records, every).with_context(|| path.display().to_string())?;
     let bar = crate::program::progress::bar(positions.len() as u64, "positions", !json);
-    // (positions, won, lost) per bucket of plies.
-    let mut buckets: Vec<[u32; 3]> = Vec::new();
-    let mut solver = Solver::new(budget, tt_mb);
-    for (ply, p) in &positions {
-        let sol = solver.solve_value(p);
-        let b = ply / BUCKET;
-        if buckets.len() <= b {
-            buckets.resize(b + 1, [0; 3]);
-        }
-        buckets[b][0] += 1;
-        match sol {
-            Value::Win => buckets[b][1] += 1,
-            Value::Loss => buckets[b][2] += 1,
-            Value::Unknown => {}
-        }
-        bar.inc(1);
-    }
+    let rows = survey::survey(&positions, budget, tt_mb, || bar.inc(1));
     bar.finish_and_clear();
-    let rows: Vec<serde_json::Value> = buckets
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| c[0] > 0)
-        .map(|(b, c)| {
-            serde_json::json!({
-                "plies": format!("{}-{}", b * BUCKET, b * BUCKET + BUCKET - 1),
-                "positions": c[0],
-                "proven_win": c[1],
-                "proven_loss": c[2],
-                "share_proven": (c[1] + c[2]) as f64 / c[0] as f64,
-            })
-        })
-        .collect();
     if json {
         let out = serde_json::json!({
             "games": records.len(),
@@ -382,11 +318,11 @@ fn survey(
     for r in rows {
         println!(
             "{:<8} {:>9} {:>7} {:>7} {:>7.0}%",
-            r["plies"].as_str().unwrap_or(""),
-            r["positions"],
-            r["proven_win"],
-            r["proven_loss"],
-            100.0 * r["share_proven"].as_f64().unwrap_or(0.0)
+            r.plies,
+            r.positions,
+            r.proven_win,
+            r.proven_loss,
+            100.0 * r.share_proven
         );
     }
     Ok(())

@@ -8,7 +8,8 @@
 //! collects them from the winner's positions of proof files, and `bao eval --puzzles` scores
 //! each player by the share of puzzles where its move (at the stated time) keeps the win.
 
-use std::path::Path;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{bail, ensure, Context};
@@ -18,6 +19,8 @@ use crate::game::json::StateJson;
 use crate::game::{Position, Variant};
 use crate::program::elo::wilson_interval;
 use crate::program::players::{self, Limits, PlayerSpec};
+use crate::program::solve::check::check;
+use crate::program::solve::strategy::ProofLine;
 use crate::program::solve::{Solver, Value};
 use crate::search::ClockKind;
 
@@ -39,9 +42,11 @@ pub fn make_puzzles(
     positions: &[Position],
     per_move: Duration,
     solver: &mut Solver,
+    mut tick: impl FnMut(),
 ) -> Vec<Puzzle> {
     let mut out = Vec::new();
     for pos in positions {
+        tick();
         let me = pos.to_move();
         let (mut keep, mut lose) = (Vec::new(), Vec::new());
         let mut resolved = true;
@@ -62,6 +67,36 @@ pub fn make_puzzles(
         }
     }
     out
+}
+
+/// The winner's positions of proof files (each proven won for its side to move), each once;
+/// every file is checked first, so only checked proofs contribute.
+pub fn won_positions(proofs: &[PathBuf]) -> anyhow::Result<Vec<Position>> {
+    let mut positions = Vec::new();
+    let mut seen = HashSet::new();
+    for file in proofs {
+        let text = std::fs::read_to_string(file)
+            .with_context(|| format!("cannot read proof {}", file.display()))?;
+        check(&text).with_context(|| format!("proof {} refused", file.display()))?;
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let pl: ProofLine = serde_json::from_str(line).context("a checked proof line")?;
+            let pos = Position::from_state_json(&pl.state).context("a checked proof line")?;
+            if pl.mv.is_some() && seen.insert(pos.to_bytes()) {
+                positions.push(pos);
+            }
+        }
+    }
+    Ok(positions)
+}
+
+/// Writes puzzles, one JSON line each, atomically.
+pub fn write_puzzles(path: &Path, puzzles: &[Puzzle]) -> anyhow::Result<()> {
+    let mut text = String::new();
+    for p in puzzles {
+        text += &serde_json::to_string(p)?;
+        text.push('\n');
+    }
+    crate::dataio::atomic::write_bytes(path, text.as_bytes())
 }
 
 /// Reads a puzzle file (one JSON puzzle a line), checking every position and move.

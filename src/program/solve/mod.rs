@@ -16,6 +16,7 @@
 
 pub mod check;
 pub mod strategy;
+pub mod survey;
 
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
