@@ -54,10 +54,12 @@ fn shipped_run_configs_load() {
     assert_eq!(
         names,
         [
+            "kiswahili-campaign.toml",
             "kiswahili-continue.toml",
             "kiswahili.toml",
             "kujifunza-quick.toml",
             "kujifunza-recipe.toml",
+            "kujifunza-solver.toml",
             "kujifunza.toml"
         ]
     );
