@@ -8,7 +8,7 @@ Usage:
   scripts/ablate.py --out docs/ablation/kujifunza --hours 1 \\
       --variant baseline=configs/kujifunza-quick.toml --variant opening=configs/x.toml \\
       [--gauntlet alphabeta,net:models/kujifunza.safetensors] [--movetime 50] [--games 40] \\
-      [--every 2] [--runs runs/ablation] [--proofs MS]
+      [--every 2] [--runs runs/ablation] [--proofs MS] [--puzzles FILE [--puzzle-sims 1]]
 
 Each variant trains in RUNS/NAME with `bao train`, one generation at a time, until its
 state.json's elapsed time reaches --hours (wall hours of this machine, both cores busy: the
@@ -18,7 +18,10 @@ thread CPU clock); the Elo is the checkpoint's over the first gauntlet player, w
 interval. With --proofs MS every move of the ratings is also checked by the solver (`bao eval
 --proofs MS`, outside the clocks) and the checkpoint's proven wins kept and given away are
 recorded and plotted (OUT/proofs.svg): the Kujifunza gauge, where the score against alpha-beta
-splits every paired opening. Resumable: training continues its run directory, and a checkpoint already rated is
+splits every paired opening. With --puzzles FILE each checkpoint is also scored on those proven
+puzzles (`bao eval --puzzles`) with --puzzle-sims simulations a move (1: the raw policy), and
+the accuracy is plotted (OUT/puzzles.svg): in Kujifunza this separates checkpoints that every
+game-based gauge rates alike (docs/solving.md). Resumable: training continues its run directory, and a checkpoint already rated is
 not rated again. Writes OUT/ablation.csv, ablation.json, ablation.svg and every rating's
 results.json under OUT/NAME/gen-NNNNNN/. Run it with nothing else on the machine.
 """
@@ -88,6 +91,17 @@ def rate(variant, ckpt, out, gauntlet, movetime, games, proofs):
     }
 
 
+def puzzle_accuracy(variant, ckpt, out, puzzles, sims):
+    """The checkpoint's share of puzzles kept, with its 95% interval (in %)."""
+    result = out / "puzzles.json"
+    if not result.exists():
+        bao("eval", "--variant", variant, "--puzzles", str(puzzles),
+            "--players", f"net:{ckpt}:sims={sims}", "--out", str(out))
+    s = json.loads(result.read_text())["scores"][0]
+    return {"puzzle_accuracy": 100.0 * s["accuracy"], "puzzle_lo": 100.0 * s["accuracy_ci95"][0],
+            "puzzle_hi": 100.0 * s["accuracy_ci95"][1]}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, required=True)
@@ -99,6 +113,8 @@ def main():
     ap.add_argument("--every", type=int, default=2)
     ap.add_argument("--runs", type=Path, default=ROOT / "runs" / "ablation")
     ap.add_argument("--proofs", type=int, default=0, metavar="MS")
+    ap.add_argument("--puzzles", type=Path, metavar="FILE")
+    ap.add_argument("--puzzle-sims", type=int, default=1)
     a = ap.parse_args()
     if not BAO.exists():
         sys.exit(f"{BAO} is missing: build it (. scripts/setup.sh && cargo build --release)")
@@ -122,6 +138,8 @@ def main():
                 continue
             ckpt = run / "models" / f"gen-{g:06}.safetensors"
             r = rate(game, ckpt, a.out / name / f"gen-{g:06}", gauntlet, a.movetime, a.games, a.proofs)
+            if a.puzzles:
+                r.update(puzzle_accuracy(game, ckpt, a.out / name / f"gen-{g:06}", a.puzzles, a.puzzle_sims))
             rows.append({"variant": name, "config": str(config), "generation": g,
                          "hours": m["elapsed_secs"] / 3600, "samples": sum(x["selfplay_positions"] for x in metrics if x["generation"] <= g),
                          "distinct_openings": m.get("distinct_openings"), **r})
@@ -131,7 +149,8 @@ def main():
         w.writerows(rows)
     (a.out / "ablation.json").write_text(json.dumps({
         "gauntlet": gauntlet, "movetime_ms": a.movetime, "games": a.games, "hours": a.hours,
-        "proofs_ms": a.proofs or None, "rows": rows,
+        "proofs_ms": a.proofs or None, "puzzles": str(a.puzzles) if a.puzzles else None,
+        "puzzle_sims": a.puzzle_sims if a.puzzles else None, "rows": rows,
     }, indent=1) + "\n")
     series = [{"name": name, "points": [
         {"x": r["hours"], "y": r["elo"], "lo": r["elo_lo"], "hi": r["elo_hi"],
@@ -148,6 +167,14 @@ def main():
         (a.out / "proofs.svg").write_text(line_chart(
             f"proven wins given away against {gauntlet[0]} at {a.movetime} ms a move",
             "hours of training on this machine", "% of proven wins given away", series, y_step=1))
+    if a.puzzles:
+        series = [{"name": name, "points": [
+            {"x": r["hours"], "y": r["puzzle_accuracy"], "lo": r["puzzle_lo"], "hi": r["puzzle_hi"],
+             "tip": f'{name} gen {r["generation"]}'} for r in rows if r["variant"] == name]}
+            for name, _ in variants]
+        (a.out / "puzzles.svg").write_text(line_chart(
+            f"proven puzzles kept at {a.puzzle_sims} simulation(s) a move", "hours of training on this machine",
+            "% of puzzles kept (95%)", series, y_step=5))
     for r in rows:
         kept = f'  gave away {r["dropped"]} of {r["proven_wins"]} proven wins' if a.proofs else ""
         print(f'{r["variant"]:>16} gen {r["generation"]:>3} {r["hours"]:5.2f} h  Elo {r["elo"]}{kept}')
