@@ -36,9 +36,14 @@ def line_chart(title, x_label, y_label, series, log_x=False, x_ticks=None, y_ste
         out.append(f'<line x1="{left}" x2="{w - right}" y1="{Y(y):.1f}" y2="{Y(y):.1f}" stroke="{"#888" if y == 0 else "#eee"}"/>')
         out.append(f'<text x="{left - 8}" y="{Y(y) + 4:.1f}" text-anchor="end">{y}</text>')
     if x_ticks is None:
-        span = max(p["x"] for p in pts)
-        step = 10 ** math.floor(math.log10(span or 1))
-        x_ticks = [k * step for k in range(0, int(span / step) + 2) if k * step <= span * 1.05]
+        # Round steps over the data's own range (which need not start at 0).
+        lo_x, hi_x = min(p["x"] for p in pts), max(p["x"] for p in pts)
+        span = (hi_x - lo_x) or abs(hi_x) or 1
+        step = 10 ** math.floor(math.log10(span))
+        first = math.ceil(lo_x / step)
+        x_ticks = [round(k * step, 10) for k in range(first, first + int(span / step) + 2)]
+    # Only ticks inside the plotted range.
+    x_ticks = [x for x in x_ticks if (not log_x or x > 0) and x0 <= fx(x) <= x1]
     for x in x_ticks:
         out.append(f'<text x="{X(x):.1f}" y="{h - bottom + 18}" text-anchor="middle">{x:g}</text>')
     out.append(f'<text x="{(left + w - right) / 2}" y="{h - 12}" text-anchor="middle">{x_label}</text>')
