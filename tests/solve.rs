@@ -368,3 +368,17 @@ fn puzzles_from_proofs_separate_a_prover_from_a_random_mover() {
     let e = bao::program::puzzles::read_puzzles(&file).unwrap_err();
     assert!(format!("{e:#}").contains("line 1"), "{e:#}");
 }
+
+/// Errors name the line of the file, blank lines counted (a reader opens the file there).
+#[test]
+fn error_lines_are_lines_of_the_file() {
+    let text = shipped_proof();
+    let lines: Vec<&str> = text.lines().collect();
+    let bad = lines[1].replace("\"move\":\"", "\"move\":\"b1");
+    let with_blank = format!("{}\n\n{bad}\n{}\n", lines[0], lines[2..].join("\n"));
+    let err = check(&with_blank).unwrap_err();
+    assert!(
+        matches!(err, CheckError::IllegalMove { line: 3, .. }),
+        "{err}"
+    );
+}

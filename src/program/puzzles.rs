@@ -20,7 +20,6 @@ use crate::game::{Position, Variant};
 use crate::program::elo::wilson_interval;
 use crate::program::players::{self, Limits, PlayerSpec};
 use crate::program::solve::check::check;
-use crate::program::solve::strategy::ProofLine;
 use crate::program::solve::{Solver, Value};
 use crate::search::ClockKind;
 
@@ -77,14 +76,13 @@ pub fn won_positions(proofs: &[PathBuf]) -> anyhow::Result<Vec<Position>> {
     for file in proofs {
         let text = std::fs::read_to_string(file)
             .with_context(|| format!("cannot read proof {}", file.display()))?;
-        check(&text).with_context(|| format!("proof {} refused", file.display()))?;
-        for line in text.lines().filter(|l| !l.trim().is_empty()) {
-            let pl: ProofLine = serde_json::from_str(line).context("a checked proof line")?;
-            let pos = Position::from_state_json(&pl.state).context("a checked proof line")?;
-            if pl.mv.is_some() && seen.insert(pos.to_bytes()) {
-                positions.push(pos);
-            }
-        }
+        let verified = check(&text).with_context(|| format!("proof {} refused", file.display()))?;
+        positions.extend(
+            verified
+                .won
+                .into_iter()
+                .filter(|p| seen.insert(p.to_bytes())),
+        );
     }
     Ok(positions)
 }

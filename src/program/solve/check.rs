@@ -97,23 +97,23 @@ pub struct Verified {
     pub positions: usize,
     /// The longest line of play from the root to the winner's win, in plies.
     pub longest_line: u32,
+    /// The listed positions where the winner is to move, in file order: each is proven won
+    /// for its side to move (what `bao solve --make-puzzles` builds on).
+    pub won: Vec<Position>,
 }
 
 type Key = [u8; PACKED_LEN];
 
 struct Listed {
+    /// Line of the file (from 1; blank lines count), the number every error names.
+    line: usize,
     pos: Position,
     mv: Option<String>,
 }
 
 /// Checks a proof file's text.
 pub fn check(text: &str) -> Result<Verified, CheckError> {
-    let listed = parse(text)?;
-    let index: HashMap<Key, usize> = listed
-        .iter()
-        .enumerate()
-        .map(|(i, l)| (l.pos.to_bytes(), i))
-        .collect();
+    let (listed, index) = parse(text)?;
     let root = &listed[0];
     let winner = match root.mv {
         Some(_) => root.pos.to_move(),
@@ -123,7 +123,7 @@ pub fn check(text: &str) -> Result<Verified, CheckError> {
     // failing line is the one named.
     let mut edges: Vec<Vec<usize>> = Vec::with_capacity(listed.len());
     for (i, l) in listed.iter().enumerate() {
-        let line = i + 1;
+        let line = l.line;
         if l.mv.is_none() && i > 0 {
             return Err(CheckError::MissingMove { line });
         }
@@ -148,12 +148,18 @@ pub fn check(text: &str) -> Result<Verified, CheckError> {
         winner,
         positions: listed.len(),
         longest_line,
+        won: listed
+            .iter()
+            .filter(|l| l.mv.is_some())
+            .map(|l| l.pos)
+            .collect(),
     })
 }
 
-fn parse(text: &str) -> Result<Vec<Listed>, CheckError> {
-    let mut listed = Vec::new();
-    let mut seen: HashMap<Key, usize> = HashMap::new();
+/// The listed positions, and where each stands in that list by its packed bytes.
+fn parse(text: &str) -> Result<(Vec<Listed>, HashMap<Key, usize>), CheckError> {
+    let mut listed: Vec<Listed> = Vec::new();
+    let mut index: HashMap<Key, usize> = HashMap::new();
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
         if raw.trim().is_empty() {
@@ -166,20 +172,24 @@ fn parse(text: &str) -> Result<Vec<Listed>, CheckError> {
             ))
         })?;
         let pos = Position::from_state_json(&pl.state).map_err(|e| malformed(e.to_string()))?;
-        if let Some(&first) = seen.get(&pos.to_bytes()) {
+        if let Some(&first) = index.get(&pos.to_bytes()) {
             return Err(CheckError::Duplicate {
                 line,
-                first,
+                first: listed[first].line,
                 state: pos.to_json(),
             });
         }
-        seen.insert(pos.to_bytes(), line);
-        listed.push(Listed { pos, mv: pl.mv });
+        index.insert(pos.to_bytes(), listed.len());
+        listed.push(Listed {
+            line,
+            pos,
+            mv: pl.mv,
+        });
     }
     if listed.is_empty() {
         return Err(CheckError::Empty);
     }
-    Ok(listed)
+    Ok((listed, index))
 }
 
 /// The listed lines that line `line` leads to, by the reference generator: after the
@@ -288,7 +298,7 @@ fn longest_line(listed: &[Listed], edges: &[Vec<usize>]) -> Result<u32, CheckErr
             match mark[child] {
                 Mark::Open => {
                     return Err(CheckError::Cycle {
-                        line: child + 1,
+                        line: listed[child].line,
                         state: listed[child].pos.to_json(),
                     })
                 }
@@ -314,7 +324,7 @@ fn longest_line(listed: &[Listed], edges: &[Vec<usize>]) -> Result<u32, CheckErr
     }
     if let Some(i) = mark.iter().position(|m| *m == Mark::New) {
         return Err(CheckError::Unreachable {
-            line: i + 1,
+            line: listed[i].line,
             state: listed[i].pos.to_json(),
         });
     }
@@ -331,7 +341,8 @@ mod tests {
 
     fn listed(n: usize) -> Vec<Listed> {
         (0..n)
-            .map(|_| Listed {
+            .map(|i| Listed {
+                line: i + 1,
                 pos: Position::start(Variant::Kujifunza),
                 mv: Some("A3R".into()),
             })
