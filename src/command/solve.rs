@@ -142,7 +142,7 @@ fn render(sol: &Solution, checked: bool) -> String {
         } else {
             "not checked"
         };
-        out += &format!("proof: {} positions of the winner, {verdict}\n", s.len());
+        out += &format!("proof: {} positions listed, {verdict}\n", s.len());
     }
     if let Some(why) = &sol.incomplete {
         out += &format!("no proof: {why}\n");
@@ -236,11 +236,14 @@ fn each_move(pos: &Position, args: &Args, budget: Duration) -> anyhow::Result<()
         let name = lm.notation(me);
         let After::Position(child) = lm.after else {
             if args.json {
-                let v =
-                    serde_json::json!({"move": name, "value_for_mover": "win", "longest_line": 1});
+                let v = serde_json::json!({
+                    "move": name,
+                    "value_for_mover": Value::Win.name(),
+                    "longest_line": 1
+                });
                 println!("{v}");
             } else {
-                println!("{name:<6} {:<8} {:>13} {:>8}", "win", 1, 0);
+                println!("{name:<6} {:<8} {:>13} {:>8}", Value::Win.name(), 1, 0);
             }
             continue;
         };
@@ -252,11 +255,7 @@ fn each_move(pos: &Position, args: &Args, budget: Duration) -> anyhow::Result<()
             .map(|d| d.join(format!("{name}.jsonl")));
         let checked = write_proof(&sol, path.as_deref())?;
         // The child's value is the opponent's: a loss there is a win for the mover.
-        let value = match sol.value {
-            Value::Win => "loss",
-            Value::Loss => "win",
-            Value::Unknown => "unknown",
-        };
+        let value = sol.value.for_opponent().name();
         if args.json {
             let mut v = solution_json(&sol, Some(&name), checked);
             v["value_for_mover"] = value.into();
@@ -274,7 +273,7 @@ fn each_move(pos: &Position, args: &Args, budget: Duration) -> anyhow::Result<()
         }
     }
     if !args.json {
-        println!("(longest line counted from before the move; proof = positions of the winner)");
+        println!("(longest line counted from before the move; proof = positions the proof lists)");
     }
     Ok(())
 }

@@ -38,6 +38,36 @@ pub enum Value {
     Unknown,
 }
 
+impl From<Proof> for Value {
+    fn from(p: Proof) -> Value {
+        match p {
+            Proof::Win => Value::Win,
+            Proof::Loss => Value::Loss,
+            Proof::Unknown => Value::Unknown,
+        }
+    }
+}
+
+impl Value {
+    /// The same position's value for the other side (a win for one is a loss for the other).
+    pub fn for_opponent(self) -> Value {
+        match self {
+            Value::Win => Value::Loss,
+            Value::Loss => Value::Win,
+            Value::Unknown => Value::Unknown,
+        }
+    }
+
+    /// `win`, `loss` or `unknown`, as in JSON output.
+    pub fn name(self) -> &'static str {
+        match self {
+            Value::Win => "win",
+            Value::Loss => "loss",
+            Value::Unknown => "unknown",
+        }
+    }
+}
+
 /// Everything `bao solve` reports about one position.
 #[derive(Clone, Debug)]
 pub struct Solution {
@@ -119,12 +149,6 @@ impl Solver {
         self.prove_for(pos, self.remaining())
     }
 
-    /// The proof for the side to move at `pos` within `limit` (at most what is left).
-    fn prove_within(&mut self, pos: &Position, limit: Duration) -> Proof {
-        self.prove_for(pos, limit.min(self.remaining()))
-            .map_or(Proof::Unknown, |r| r.proof())
-    }
-
     fn prove_for(&mut self, pos: &Position, left: Duration) -> Result<SearchReport, Stuck> {
         if left.is_zero() {
             return Err(Stuck::OutOfTime);
@@ -144,11 +168,7 @@ impl Solver {
         if pos.legal_moves().is_empty() {
             return Value::Loss;
         }
-        match self.prove(pos).map(|r| r.proof()) {
-            Ok(Proof::Win) => Value::Win,
-            Ok(Proof::Loss) => Value::Loss,
-            _ => Value::Unknown,
-        }
+        self.prove(pos).map_or(Value::Unknown, |r| r.proof().into())
     }
 
     /// The value within `depth` plies, whatever the time: deterministic, for training targets
@@ -159,11 +179,7 @@ impl Solver {
         }
         let r = self.search.search(pos, depth, &Clock::unlimited());
         self.nodes += r.as_ref().map_or(0, |r| r.nodes);
-        match r.map(|r| r.proof()) {
-            Ok(Proof::Win) => Value::Win,
-            Ok(Proof::Loss) => Value::Loss,
-            _ => Value::Unknown,
-        }
+        r.map_or(Value::Unknown, |r| r.proof().into())
     }
 
     /// Proves `root` won or lost for its side to move and, when it is, builds the strategy.
@@ -262,24 +278,18 @@ impl Solver {
     pub fn move_values(&mut self, pos: &Position, per_move: Duration) -> Vec<(LegalMove, Value)> {
         pos.legal_moves()
             .iter()
-            .map(|lm| {
-                self.started = Instant::now();
-                self.budget = per_move;
-                (*lm, self.value_after(lm, per_move))
-            })
+            .map(|lm| (*lm, self.value_after(lm, per_move)))
             .collect()
     }
 
-    /// The value for the mover after `lm`, proven within `limit`.
+    /// The value for the mover after `lm`, the opponent's position proven within `limit`.
     fn value_after(&mut self, lm: &LegalMove, limit: Duration) -> Value {
         match lm.after {
             After::Won(_) => Value::Win,
             After::Position(q) if q.legal_moves().is_empty() => Value::Win,
-            After::Position(q) => match self.prove_within(&q, limit) {
-                Proof::Loss => Value::Win,
-                Proof::Win => Value::Loss,
-                Proof::Unknown => Value::Unknown,
-            },
+            After::Position(q) => self
+                .prove_for(&q, limit)
+                .map_or(Value::Unknown, |r| Value::from(r.proof()).for_opponent()),
         }
     }
 
