@@ -4,9 +4,10 @@
 //! `libtorch_cuda`, which registers itself when it is loaded, but nothing in the binary names
 //! one of its symbols, so the linker (with `--as-needed`) drops it: without this,
 //! `tch::Cuda::is_available()` is false even on a GPU machine with a CUDA build of torch. The
-//! backend is loaded at run time, and only where the NVIDIA driver (`libcuda.so.1`) loads,
-//! because loading it pulls in the CUDA libraries (about half a second per process here,
-//! wasted on a CPU-only machine).
+//! backend is loaded at run time, when a device other than the CPU is chosen
+//! (`DeviceChoice::device`), and only where the NVIDIA driver (`libcuda.so.1`) loads, because
+//! loading it pulls in the CUDA libraries (about half a second per process here, wasted on a
+//! CPU-only machine or a CPU-only command).
 
 use std::ffi::CString;
 use std::sync::OnceLock;

@@ -45,8 +45,12 @@ pub enum DeviceChoice {
 
 impl DeviceChoice {
     /// The torch device, without checking that CUDA exists (see [`Self::resolve`]).
+    /// Choosing a GPU (or `auto`) is the one place the CUDA backend gets loaded: a command
+    /// that runs on the CPU never pays for it (see [`cuda`]).
     pub fn device(self) -> tch::Device {
-        cuda::load_backend();
+        if self != DeviceChoice::Cpu {
+            cuda::load_backend();
+        }
         match self {
             DeviceChoice::Cpu => tch::Device::Cpu,
             DeviceChoice::Cuda => tch::Device::Cuda(0),
@@ -64,7 +68,7 @@ impl DeviceChoice {
             DeviceChoice::Cpu | DeviceChoice::Auto => None,
         };
         if let Some(n) = wanted {
-            cuda::load_backend();
+            cuda::load_backend(); // before asking whether CUDA exists
             anyhow::ensure!(
                 tch::Cuda::is_available(),
                 "device `{self}` was asked for but libtorch sees no CUDA GPU (this libtorch may be \
@@ -133,7 +137,6 @@ impl std::fmt::Display for DeviceChoice {
 /// accepts the inter-op setting once per process, before any parallel work; later calls
 /// change only the intra-op count.
 pub fn configure_threads(intra_op: Option<usize>) {
-    cuda::load_backend();
     configure_thread_pools(intra_op, 1);
 }
 
