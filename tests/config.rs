@@ -64,3 +64,30 @@ fn shipped_run_configs_load() {
         ]
     );
 }
+
+/// Bad solver settings are refused by name: `[eval] proofs_ms = 0` would check nothing, and
+/// `[selfplay] solver_depth` beyond alpha-beta's limit cannot be searched.
+#[test]
+fn bad_solver_settings_are_refused() {
+    let base = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/configs/kujifunza-quick.toml"
+    ))
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for (text, expect) in [
+        (base.replace("[eval]", "[eval]\nproofs_ms = 0"), "proofs_ms"),
+        (
+            base.replace("[selfplay]", "[selfplay]\nsolver_depth = 65"),
+            "solver_depth",
+        ),
+    ] {
+        let path = dir.path().join("bad.toml");
+        std::fs::write(&path, text).unwrap();
+        let err = format!(
+            "{:#}",
+            bao::program::runconfig::RunConfig::load(&path).unwrap_err()
+        );
+        assert!(err.contains(expect), "{err}");
+    }
+}

@@ -174,6 +174,10 @@ impl RunConfig {
         );
         anyhow::ensure!(t.reuse > 0.0, "[train] reuse must be > 0");
         anyhow::ensure!(self.eval.every >= 1, "[eval] every must be >= 1");
+        anyhow::ensure!(
+            self.eval.proofs_ms.is_none_or(|ms| ms >= 1),
+            "[eval] proofs_ms must be at least 1 (ms of solver time per position), or absent"
+        );
         if let Some(&(first, _)) = t.lr_schedule.first() {
             anyhow::ensure!(
                 first <= 1 && t.lr_schedule.windows(2).all(|w| w[0].0 < w[1].0),
