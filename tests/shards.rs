@@ -18,6 +18,8 @@ fn sample(k: u32) -> Sample {
         game_id: 1_000_000_007 + k as u64,
         ply: k * 3,
         full_search: !k.is_multiple_of(3),
+        reply: (!k.is_multiple_of(4)).then_some((k * 7 % 64) as u8),
+        margin: (!k.is_multiple_of(5)).then_some(k as f32 / 64.0 - 0.1),
     }
 }
 

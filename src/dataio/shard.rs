@@ -20,17 +20,23 @@
 //! records, `count` times, RECORD_LEN (332) bytes each
 //!   0  position         38 bytes Position::to_bytes
 //!  38  flags            u8       bit 0: full search (playout cap randomization)
-//!  39  reserved         u8
+//!                                bit 1: byte 39 holds the reply; bit 2: bytes 324.. the margin
+//!  39  reply            u8       the opponent's reply: the action played next (aux target)
 //!  40  legal mask       u64      bit a = action a legal
 //!  48  policy           64 x f32 search policy target by action
 //! 304  z                f32      game result for the side to move: 1 win, -1 loss, 0 unfinished
 //! 308  q                f32      root search value for the side to move (trainer may mix)
 //! 312  game id          u64
 //! 320  ply              u32      plies played before this position
-//! 324  reserved         8 bytes  zero
+//! 324  margin           f32      final seed margin / 64 for the side to move (aux target)
+//! 328  reserved         4 bytes  zero
 //! trailer
 //!      checksum         u32      CRC-32 of every byte before it
 //! ```
+//!
+//! The auxiliary targets (reply, margin) sit in bytes that format 1 left zero, flagged by bits
+//! 1 and 2, so shards written before them read as samples without them: the format version
+//! did not change, and a network without auxiliary heads ignores them.
 
 use std::path::{Path, PathBuf};
 
@@ -60,6 +66,13 @@ pub struct Sample {
     pub ply: u32,
     /// Searched with the full simulation count (a policy target to train on).
     pub full_search: bool,
+    /// The opponent's reply (the action played from the next position, in the opponent's
+    /// frame): the target of the reply-policy head. `None` when the game ended here, or in
+    /// shards written before it was recorded.
+    pub reply: Option<u8>,
+    /// The game's final seed margin for the side to move, over 64 (in `[-1, 1]`): the target of
+    /// the seed-margin head. `None` in shards written before it was recorded.
+    pub margin: Option<f32>,
 }
 
 impl Sample {
@@ -71,8 +84,12 @@ impl Sample {
     fn write_to(&self, out: &mut Vec<u8>) {
         let start = out.len();
         out.extend_from_slice(&self.position);
-        out.push(self.full_search as u8);
-        out.push(0);
+        out.push(
+            self.full_search as u8
+                | (self.reply.is_some() as u8) << 1
+                | (self.margin.is_some() as u8) << 2,
+        );
+        out.push(self.reply.unwrap_or(0));
         out.extend_from_slice(&self.legal.to_le_bytes());
         for p in &self.policy {
             out.extend_from_slice(&p.to_le_bytes());
@@ -81,24 +98,43 @@ impl Sample {
         out.extend_from_slice(&self.q.to_le_bytes());
         out.extend_from_slice(&self.game_id.to_le_bytes());
         out.extend_from_slice(&self.ply.to_le_bytes());
-        out.extend_from_slice(&[0; 8]);
+        out.extend_from_slice(&self.margin.unwrap_or(0.0).to_le_bytes());
+        out.extend_from_slice(&[0; 4]);
         debug_assert_eq!(out.len() - start, RECORD_LEN);
     }
 
-    fn read_from(b: &[u8]) -> Sample {
+    /// Decodes record `index`; refuses auxiliary targets out of range.
+    fn read_from(b: &[u8], index: usize) -> anyhow::Result<Sample> {
         let f32_at = |o: usize| f32::from_le_bytes(b[o..o + 4].try_into().expect("4 bytes"));
         let mut position = [0u8; PACKED_LEN];
         position.copy_from_slice(&b[..PACKED_LEN]);
-        Sample {
+        let flags = b[38];
+        let reply = (flags & 2 != 0).then_some(b[39]);
+        if let Some(r) = reply {
+            ensure!(
+                (r as usize) < ACTIONS,
+                "sample {index}: reply action {r} is out of range 0..{ACTIONS}"
+            );
+        }
+        let margin = (flags & 4 != 0).then(|| f32_at(324));
+        if let Some(m) = margin {
+            ensure!(
+                (-1.0..=1.0).contains(&m),
+                "sample {index}: seed margin {m} is outside [-1, 1]"
+            );
+        }
+        Ok(Sample {
             position,
-            full_search: b[38] & 1 != 0,
+            full_search: flags & 1 != 0,
+            reply,
+            margin,
             legal: u64::from_le_bytes(b[40..48].try_into().expect("8 bytes")),
             policy: std::array::from_fn(|a| f32_at(48 + 4 * a)),
             z: f32_at(304),
             q: f32_at(308),
             game_id: u64::from_le_bytes(b[312..320].try_into().expect("8 bytes")),
             ply: u32::from_le_bytes(b[320..324].try_into().expect("4 bytes")),
-        }
+        })
     }
 }
 
@@ -200,8 +236,9 @@ pub fn decode_shard(bytes: &[u8], what: &str) -> anyhow::Result<Shard> {
         .to_owned();
     let samples = bytes[HEADER_LEN + name_len..body]
         .chunks_exact(RECORD_LEN)
-        .map(Sample::read_from)
-        .collect();
+        .enumerate()
+        .map(|(i, b)| Sample::read_from(b, i).with_context(|| format!("{what}: corrupt record")))
+        .collect::<anyhow::Result<_>>()?;
     Ok(Shard {
         header: ShardHeader {
             format_version,

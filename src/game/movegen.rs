@@ -38,6 +38,16 @@ pub struct LegalMove {
     pub sown: u16,
 }
 
+impl LegalMove {
+    /// The mover's seed margin ([`Position::seed_margin`]) once this move is over, `before`
+    /// being the position it was played from. Seeds change sides only by capture (R1, R5), so
+    /// this is the margin before plus twice the seeds captured; it is defined for a move that
+    /// wins in the middle of a capture too (R5), whose unsown captured seeds are the winner's.
+    pub fn margin_after(&self, before: &Position) -> i32 {
+        before.seed_margin(before.to_move()) + 2 * self.captured as i32
+    }
+}
+
 /// The most legal moves a position can have: 16 start holes x 2 directions in the mtaji
 /// stage (R6); a namua position has at most 24 (captures: 4 kimbi x 1 + 4 x 2 kichwa
 /// choices, each with a safari twin, R5, R7, R8) or 16 (takasa).

@@ -117,6 +117,16 @@ impl Position {
             Stage::Mtaji
         }
     }
+    /// Seeds `side` owns: on its two rows plus in its hand.
+    pub fn seeds_owned(&self, side: Side) -> u32 {
+        let board: u32 = self.holes[side.index()].iter().map(|&c| c as u32).sum();
+        board + self.hand[side.index()] as u32
+    }
+    /// `side`'s seeds minus the opponent's: the game's score, the target of the network's
+    /// seed-margin head. Seeds change sides only by capture (R1, R5).
+    pub fn seed_margin(&self, side: Side) -> i32 {
+        self.seeds_owned(side) as i32 - self.seeds_owned(side.opponent()) as i32
+    }
     /// Seeds on the board plus seeds in hand; 64 in every game in progress (R13).
     pub fn total_seeds(&self) -> u32 {
         let board: u32 = self.holes.iter().flatten().map(|&c| c as u32).sum();

@@ -8,7 +8,7 @@
 //! blocks = 8            # any field given overrides the preset's value
 //! ```
 //!
-//! Without `preset` every field must be given. Checkpoint sidecars store the resolved, explicit
+//! Without `preset` every field must be given (`aux_heads` aside, off unless set). Checkpoint sidecars store the resolved, explicit
 //! form (no `preset` key), so a checkpoint never depends on what the presets say today.
 
 use serde::{Deserialize, Serialize};
@@ -30,6 +30,11 @@ pub struct NetConfig {
     pub value_channels: usize,
     /// Width of the value head's hidden linear layer.
     pub value_hidden: usize,
+    /// Auxiliary training heads (KataGo's idea, Bao's targets): the final seed margin, read off
+    /// the value head's hidden layer, and the opponent's reply, read off the policy head's
+    /// features. They only shape the trunk during training: search never evaluates them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub aux_heads: bool,
 }
 
 /// What TOML may say: a preset and/or explicit fields. Unknown keys are refused.
@@ -42,6 +47,7 @@ struct RawNetConfig {
     policy_channels: Option<usize>,
     value_channels: Option<usize>,
     value_hidden: Option<usize>,
+    aux_heads: Option<bool>,
 }
 
 impl TryFrom<RawNetConfig> for NetConfig {
@@ -72,6 +78,7 @@ impl TryFrom<RawNetConfig> for NetConfig {
                 base.as_ref().map(|b| b.value_hidden),
                 "value_hidden",
             )?,
+            aux_heads: raw.aux_heads.unwrap_or(false),
         };
         config.validate()?;
         Ok(config)
@@ -96,6 +103,7 @@ impl NetConfig {
             policy_channels,
             value_channels,
             value_hidden,
+            aux_heads: false,
         })
     }
 
@@ -120,9 +128,10 @@ impl NetConfig {
         Ok(())
     }
 
-    /// `6x64` style: blocks x channels.
+    /// `6x64` style: blocks x channels (`+aux` with auxiliary heads).
     pub fn short_name(&self) -> String {
-        format!("{}x{}", self.blocks, self.channels)
+        let aux = if self.aux_heads { "+aux" } else { "" };
+        format!("{}x{}{aux}", self.blocks, self.channels)
     }
 }
 

@@ -1,6 +1,9 @@
 //! [`Learner`]: one training step of a [`Network`] on a batch of samples.
 //!
-//! Loss = masked policy cross-entropy + `value_loss_weight` x value MSE, plus L2 weight decay.
+//! Loss = masked policy cross-entropy + `value_loss_weight` x value MSE, plus L2 weight decay;
+//! a network with auxiliary heads adds `margin_loss_weight` x seed-margin MSE and
+//! `reply_loss_weight` x the opponent's reply cross-entropy, each over the samples that have
+//! the target (KataGo weighs its opponent-policy head 0.15).
 //! The optimizer (Adam or SGD with momentum) is implemented here on the `VarStore`'s tensors
 //! rather than with `tch::nn::Optimizer`, because that type does not expose its state: owning
 //! the moment tensors lets a checkpoint carry them (`NAME.optim.safetensors`, counters in
@@ -56,6 +59,10 @@ pub struct OptimizerConfig {
     pub eps: f64,
     /// Weight of the value MSE relative to the policy cross-entropy.
     pub value_loss_weight: f64,
+    /// Weight of the seed-margin MSE (networks with auxiliary heads).
+    pub margin_loss_weight: f64,
+    /// Weight of the opponent's reply cross-entropy (networks with auxiliary heads).
+    pub reply_loss_weight: f64,
 }
 
 impl Default for OptimizerConfig {
@@ -69,6 +76,8 @@ impl Default for OptimizerConfig {
             beta2: 0.999,
             eps: 1e-8,
             value_loss_weight: 1.0,
+            margin_loss_weight: 0.5,
+            reply_loss_weight: 0.15,
         }
     }
 }
@@ -85,6 +94,8 @@ impl OptimizerConfig {
         finite_nonneg(self.learning_rate, "learning_rate")?;
         finite_nonneg(self.weight_decay, "weight_decay")?;
         finite_nonneg(self.value_loss_weight, "value_loss_weight")?;
+        finite_nonneg(self.margin_loss_weight, "margin_loss_weight")?;
+        finite_nonneg(self.reply_loss_weight, "reply_loss_weight")?;
         for (v, name) in [
             (self.momentum, "momentum"),
             (self.beta1, "beta1"),
@@ -111,13 +122,43 @@ pub struct Losses {
     pub policy: f32,
     /// Mean squared error of the value.
     pub value: f32,
-    /// `policy + value_loss_weight * value` (weight decay excluded).
+    /// Seed-margin MSE and the reply's cross-entropy (nats), over the samples with those
+    /// targets; 0 without auxiliary heads or targets.
+    #[serde(default)]
+    pub margin: f32,
+    #[serde(default)]
+    pub reply: f32,
+    /// Every loss with its weight (weight decay excluded).
     pub total: f32,
     /// Mean entropy of the predicted policy (nats): collapse towards 0 flags overconfidence.
     pub policy_entropy: f32,
     /// Fraction of samples with a non-zero value target whose predicted value has the same
     /// sign (0 when there are none).
     pub value_accuracy: f32,
+}
+
+/// The mean of `per_sample(mask)` over the samples `present` marks (`mask` is 1.0 for them,
+/// 0.0 for the others); `None` when none is.
+fn masked_mean_loss(
+    present: impl Iterator<Item = bool>,
+    dev: Device,
+    per_sample: impl FnOnce(&Tensor) -> Tensor,
+) -> Option<Tensor> {
+    let mask: Vec<f32> = present.map(|p| p as u8 as f32).collect();
+    let count = mask.iter().sum::<f32>();
+    (count > 0.0).then(|| {
+        let mask = Tensor::from_slice(&mask).to_device(dev);
+        per_sample(&mask).sum(Kind::Float) / count as f64
+    })
+}
+
+/// Targets of the auxiliary heads for one batch; a network without them ignores them.
+#[derive(Clone, Copy, Debug)]
+pub struct AuxTargets<'a> {
+    /// Final seed margins in `[-1, 1]`, NaN where a sample has none.
+    pub margin: &'a [f32],
+    /// The opponent's reply actions, -1 where a sample has none.
+    pub reply: &'a [i64],
 }
 
 /// One trainable tensor and its optimizer state.
@@ -301,6 +342,18 @@ impl Learner {
         policy_targets: &[f32],
         value_targets: &[f32],
     ) -> anyhow::Result<Losses> {
+        self.train_step_aux(features, masks, policy_targets, value_targets, None)
+    }
+
+    /// [`Self::train_step`] with targets for the auxiliary heads (`aux`, `n` each).
+    pub fn train_step_aux(
+        &mut self,
+        features: &[f32],
+        masks: &[u64],
+        policy_targets: &[f32],
+        value_targets: &[f32],
+        aux: Option<AuxTargets>,
+    ) -> anyhow::Result<Losses> {
         super::flush_denormals();
         let n = masks.len();
         anyhow::ensure!(n > 0, "empty training batch");
@@ -331,14 +384,51 @@ impl Learner {
             stray < 1e-6,
             "policy targets put mass {stray} on illegal actions"
         );
+        if let Some(a) = aux {
+            anyhow::ensure!(
+                a.margin.len() == n && a.reply.len() == n,
+                "training batch of {n}: got {} margin and {} reply targets",
+                a.margin.len(),
+                a.reply.len()
+            );
+            anyhow::ensure!(
+                a.reply.iter().all(|&r| (-1..ACTIONS as i64).contains(&r)),
+                "reply targets must be actions 0..{ACTIONS} or -1 (none)"
+            );
+        }
 
-        let (log_policy, value) = self.net.forward_t(&x, &legal, true);
+        let out = self.net.forward_train(&x, &legal);
+        let (log_policy, value) = (&out.log_policy, &out.value);
         let logp = log_policy.masked_fill(&illegal, 0.0);
         let policy_loss = -(&pt * &logp)
             .sum_dim_intlist(1, false, Kind::Float)
             .mean(Kind::Float);
-        let value_loss = (&value - &vt).square().mean(Kind::Float);
-        let total = &policy_loss + &value_loss * self.config.value_loss_weight;
+        let value_loss = (value - &vt).square().mean(Kind::Float);
+        let mut total = &policy_loss + &value_loss * self.config.value_loss_weight;
+        let (mut margin_loss, mut reply_loss) = (None, None);
+        if let (Some((margin, reply_logp)), Some(a)) = (&out.aux, aux) {
+            margin_loss = masked_mean_loss(a.margin.iter().map(|m| !m.is_nan()), dev, |mask| {
+                let target = Tensor::from_slice(a.margin)
+                    .to_device(dev)
+                    .nan_to_num(0.0, None, None);
+                (margin - target).square() * mask
+            });
+            reply_loss = masked_mean_loss(a.reply.iter().map(|&r| r >= 0), dev, |mask| {
+                let target = Tensor::from_slice(a.reply).to_device(dev).clamp_min(0);
+                -reply_logp
+                    .gather(1, &target.unsqueeze(1), false)
+                    .squeeze_dim(1)
+                    * mask
+            });
+            for (loss, weight) in [
+                (&margin_loss, self.config.margin_loss_weight),
+                (&reply_loss, self.config.reply_loss_weight),
+            ] {
+                if let Some(l) = loss {
+                    total += l * weight;
+                }
+            }
+        }
         let total_f = f64::try_from(&total)? as f32;
         anyhow::ensure!(
             total_f.is_finite(),
@@ -367,9 +457,17 @@ impl Learner {
             .zip(value_targets)
             .filter(|(p, t)| **t != 0.0 && **p * **t > 0.0)
             .count();
+        let scalar = |t: &Option<Tensor>| -> anyhow::Result<f32> {
+            Ok(match t {
+                Some(t) => f64::try_from(t)? as f32,
+                None => 0.0,
+            })
+        };
         Ok(Losses {
             policy: f64::try_from(&policy_loss)? as f32,
             value: f64::try_from(&value_loss)? as f32,
+            margin: scalar(&margin_loss)?,
+            reply: scalar(&reply_loss)?,
             total: total_f,
             policy_entropy: f64::try_from(&entropy)? as f32,
             value_accuracy: if decided == 0 {

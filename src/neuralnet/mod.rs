@@ -25,7 +25,7 @@ pub use checkpoint::{CheckpointMeta, Lineage};
 pub use config::{NetConfig, PRESETS};
 pub use evaluator::{CachedEvaluator, NetEvaluator};
 pub use export::export_torchscript;
-pub use learner::{Learner, Losses, OptimizerConfig, OptimizerKind};
+pub use learner::{AuxTargets, Learner, Losses, OptimizerConfig, OptimizerKind};
 pub use model::flops_per_position;
 pub use network::{legal_tensor, Network};
 

@@ -4,7 +4,10 @@
 //! BN, + skip, ReLU) -> two heads:
 //! - policy: 1x1 conv (`policy_channels`) + BN + ReLU -> linear to `ACTIONS` logits;
 //! - value: 1x1 conv (`value_channels`) + BN + ReLU -> linear `value_hidden` + ReLU -> linear 1
-//!   -> tanh.
+//!   -> tanh;
+//! - with `aux_heads`, two training-only heads: the seed margin (linear from the value head's
+//!   hidden layer -> tanh) and the opponent's reply (linear from the policy head's features to
+//!   `ACTIONS` logits). Inference ([`Model::forward_t`]) skips them.
 //!
 //! Convolutions before batch norm carry no bias (BN's shift replaces it). Variable names in the
 //! [`nn::VarStore`] (`stem.conv.weight`, `block3.bn2.running_var`, ...) are the checkpoint's
@@ -65,6 +68,25 @@ pub(crate) struct Model {
     value_conv: ConvBn,
     value_fc1: nn::Linear,
     value_fc2: nn::Linear,
+    aux: Option<AuxHeads>,
+}
+
+/// The auxiliary heads' layers (see the module docs).
+#[derive(Debug)]
+struct AuxHeads {
+    margin_fc: nn::Linear,
+    reply_fc: nn::Linear,
+}
+
+/// Everything a training forward pass predicts.
+#[derive(Debug)]
+pub(crate) struct TrainOutputs {
+    /// Raw policy logits `[n, ACTIONS]`.
+    pub logits: Tensor,
+    /// Values `[n]` in `[-1, 1]`.
+    pub value: Tensor,
+    /// With auxiliary heads: seed margins `[n]` in `[-1, 1]` and reply logits `[n, ACTIONS]`.
+    pub aux: Option<(Tensor, Tensor)>,
 }
 
 impl Model {
@@ -98,6 +120,15 @@ impl Model {
                 lin(),
             ),
             value_fc2: nn::linear(root / "value_fc2", cfg.value_hidden as i64, 1, lin()),
+            aux: cfg.aux_heads.then(|| AuxHeads {
+                margin_fc: nn::linear(root / "aux_margin_fc", cfg.value_hidden as i64, 1, lin()),
+                reply_fc: nn::linear(
+                    root / "aux_reply_fc",
+                    (cfg.policy_channels * CELLS) as i64,
+                    ACTIONS as i64,
+                    lin(),
+                ),
+            }),
         }
     }
 
@@ -105,17 +136,39 @@ impl Model {
     /// logits `[n, ACTIONS]` (unmasked) and values `[n]` in `[-1, 1]`. `train` selects batch
     /// statistics (and updates the running ones) in batch norm.
     pub(crate) fn forward_t(&self, x: &Tensor, train: bool) -> (Tensor, Tensor) {
+        let (p, v) = self.head_features(x, train);
+        (self.policy_fc.forward(&p), self.value_out(&v))
+    }
+
+    /// The training forward pass: [`Self::forward_t`] plus the auxiliary heads when the
+    /// network has them, on one pass through the trunk.
+    pub(crate) fn forward_train(&self, x: &Tensor, train: bool) -> TrainOutputs {
+        let (p, v) = self.head_features(x, train);
+        TrainOutputs {
+            logits: self.policy_fc.forward(&p),
+            value: self.value_out(&v),
+            aux: self.aux.as_ref().map(|a| {
+                let margin = a.margin_fc.forward(&v).tanh().squeeze_dim(1);
+                (margin, a.reply_fc.forward(&p))
+            }),
+        }
+    }
+
+    /// The trunk and the heads' shared layers: the policy head's flattened features and the
+    /// value head's hidden layer.
+    fn head_features(&self, x: &Tensor, train: bool) -> (Tensor, Tensor) {
         let x = x.reshape([-1, PLANES as i64, ROWS as i64, COLS as i64]);
         let mut h = self.stem.forward_t(&x, train).relu();
         for block in &self.blocks {
             h = block.forward_t(&h, train);
         }
         let p = self.policy_conv.forward_t(&h, train).relu().flatten(1, -1);
-        let logits = self.policy_fc.forward(&p);
         let v = self.value_conv.forward_t(&h, train).relu().flatten(1, -1);
-        let v = self.value_fc1.forward(&v).relu();
-        let value = self.value_fc2.forward(&v).tanh().squeeze_dim(1);
-        (logits, value)
+        (p, self.value_fc1.forward(&v).relu())
+    }
+
+    fn value_out(&self, hidden: &Tensor) -> Tensor {
+        self.value_fc2.forward(hidden).tanh().squeeze_dim(1)
     }
 }
 

@@ -136,10 +136,22 @@ impl Network {
     /// inside `tch::no_grad`.
     pub fn forward_t(&self, features: &Tensor, legal: &Tensor, train: bool) -> (Tensor, Tensor) {
         let (logits, value) = self.model.forward_t(features, train);
-        let log_policy = logits
-            .masked_fill(&legal.logical_not(), ILLEGAL_LOGIT)
-            .log_softmax(1, Kind::Float);
-        (log_policy, value)
+        (masked_log_softmax(&logits, legal), value)
+    }
+
+    /// The training forward pass (batch norm on batch statistics): [`Self::forward_t`]'s
+    /// log-policy and value, plus, when the network has auxiliary heads, the seed margin `[n]`
+    /// and the reply's log-probabilities `[n, ACTIONS]` (over every action: the reply
+    /// position's legal moves are not stored).
+    pub(crate) fn forward_train(&self, features: &Tensor, legal: &Tensor) -> TrainForward {
+        let out = self.model.forward_train(features, true);
+        TrainForward {
+            log_policy: masked_log_softmax(&out.logits, legal),
+            value: out.value,
+            aux: out
+                .aux
+                .map(|(margin, reply)| (margin, reply.log_softmax(1, Kind::Float))),
+        }
     }
 
     /// Evaluation-mode forward pass without gradients on host buffers: returns
@@ -324,6 +336,21 @@ fn ensure_finite(path: &Path, name: &str, tensor: &Tensor) -> anyhow::Result<()>
         tensor.numel()
     );
     Ok(())
+}
+
+/// What [`Network::forward_train`] returns.
+pub(crate) struct TrainForward {
+    pub log_policy: Tensor,
+    pub value: Tensor,
+    /// Seed margins and reply log-probabilities, with auxiliary heads.
+    pub aux: Option<(Tensor, Tensor)>,
+}
+
+/// Log-softmax over the legal actions (illegal ones get a huge negative logit).
+fn masked_log_softmax(logits: &Tensor, legal: &Tensor) -> Tensor {
+    logits
+        .masked_fill(&legal.logical_not(), ILLEGAL_LOGIT)
+        .log_softmax(1, Kind::Float)
 }
 
 /// `[n, ACTIONS]` bool tensor on `device`: entry `(i, a)` = bit `a` of `masks[i]`.

@@ -29,6 +29,12 @@ pub struct GenerationMetrics {
     pub value_loss: f32,
     pub policy_entropy: f32,
     pub value_accuracy: f32,
+    /// The auxiliary heads' losses (`[network] aux_heads`; 0 without them and in older
+    /// lines). In metrics.jsonl only, so a run's metrics.csv keeps its columns.
+    #[serde(default)]
+    pub margin_loss: f32,
+    #[serde(default)]
+    pub reply_loss: f32,
     /// Distinct games (move sequences) among the generation's self-play games, and distinct
     /// openings (their first `selfplay::DIVERSITY_OPENING_PLIES` plies): repeated games teach
     /// little (0 in lines written before they were counted).

@@ -12,7 +12,7 @@ use super::schedule::Minibatches;
 use crate::dataio::shard::{list_shards, read_shard, Sample};
 use crate::game::features::{encode, FEATURES};
 use crate::game::{mirror_action, ACTIONS};
-use crate::neuralnet::{Learner, Losses};
+use crate::neuralnet::{AuxTargets, Learner, Losses};
 
 /// The newest `size` fully searched samples from `dirs`, given newest first.
 pub fn load_window(dirs: &[PathBuf], size: usize) -> anyhow::Result<Vec<Sample>> {
@@ -46,26 +46,42 @@ pub fn train_steps(
 ) -> anyhow::Result<Losses> {
     anyhow::ensure!(!window.is_empty(), "no training samples");
     let mut batch = Batch::new(plan.batch_size);
-    let mut sums = [0f64; 4];
+    let mut sums = [0f64; 7];
     for _ in 0..plan.steps {
         batch.fill(window, &mut plan.rng, plan.mirror, plan.q_mix)?;
-        let l = learner.train_step(&batch.features, &batch.masks, &batch.policy, &batch.value)?;
+        let aux = AuxTargets {
+            margin: &batch.margin,
+            reply: &batch.reply,
+        };
+        let l = learner.train_step_aux(
+            &batch.features,
+            &batch.masks,
+            &batch.policy,
+            &batch.value,
+            Some(aux),
+        )?;
         on_step(&l)?;
-        for (s, v) in sums
-            .iter_mut()
-            .zip([l.policy, l.value, l.policy_entropy, l.value_accuracy])
-        {
+        for (s, v) in sums.iter_mut().zip([
+            l.policy,
+            l.value,
+            l.margin,
+            l.reply,
+            l.total,
+            l.policy_entropy,
+            l.value_accuracy,
+        ]) {
             *s += v as f64;
         }
     }
-    let n = plan.steps.max(1) as f64;
-    let (policy, value) = ((sums[0] / n) as f32, (sums[1] / n) as f32);
+    let mean = sums.map(|s| (s / plan.steps.max(1) as f64) as f32);
     Ok(Losses {
-        policy,
-        value,
-        total: policy + learner.config().value_loss_weight as f32 * value,
-        policy_entropy: (sums[2] / n) as f32,
-        value_accuracy: (sums[3] / n) as f32,
+        policy: mean[0],
+        value: mean[1],
+        margin: mean[2],
+        reply: mean[3],
+        total: mean[4],
+        policy_entropy: mean[5],
+        value_accuracy: mean[6],
     })
 }
 
@@ -76,6 +92,9 @@ struct Batch {
     masks: Vec<u64>,
     policy: Vec<f32>,
     value: Vec<f32>,
+    /// Auxiliary targets: seed margin (NaN: none) and reply action (-1: none).
+    margin: Vec<f32>,
+    reply: Vec<i64>,
 }
 
 impl Batch {
@@ -86,6 +105,8 @@ impl Batch {
             masks: vec![0; n],
             policy: vec![0.0; n * ACTIONS],
             value: vec![0.0; n],
+            margin: vec![f32::NAN; n],
+            reply: vec![-1; n],
         }
     }
 
@@ -101,7 +122,9 @@ impl Batch {
             let s = &window[rng.random_range(0..window.len())];
             let mut pos = s.position()?;
             let policy = &mut self.policy[i * ACTIONS..(i + 1) * ACTIONS];
+            let reply = s.reply.map(|r| r as usize);
             if mirror && rng.random_bool(0.5) {
+                self.reply[i] = reply.map_or(-1, |r| mirror_action(r) as i64);
                 pos = pos.mirrored();
                 policy.fill(0.0);
                 for a in 0..ACTIONS {
@@ -111,9 +134,11 @@ impl Batch {
                     .filter(|&a| s.legal >> a & 1 == 1)
                     .fold(0, |m, a| m | 1 << mirror_action(a));
             } else {
+                self.reply[i] = reply.map_or(-1, |r| r as i64);
                 policy.copy_from_slice(&s.policy);
                 self.masks[i] = s.legal;
             }
+            self.margin[i] = s.margin.unwrap_or(f32::NAN);
             encode(&pos, &mut self.features[i * FEATURES..(i + 1) * FEATURES]);
             self.value[i] = (1.0 - q_mix) * s.z + q_mix * s.q;
         }

@@ -23,7 +23,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::dataio::records::{write_records, GameRecord, GameResult, REASON_PLY_CAP};
 use crate::dataio::shard::{Sample, ShardWriter};
-use crate::game::{After, Outcome, Position, Side, Variant, WinReason, ACTIONS};
+use crate::game::{
+    After, LegalMove, Outcome, Position, Side, Variant, WinReason, ACTIONS, TOTAL_SEEDS,
+};
 use crate::program::players::spec::AlphaBetaParams;
 use crate::program::solve::{Solver, Value};
 use crate::search::{Algorithm, Evaluator, SearchParams, Tree};
@@ -281,6 +283,31 @@ impl SelfplayStats {
     }
 }
 
+/// A game's seed margin ([`Position::seed_margin`]) for South.
+#[derive(Clone, Copy, Debug)]
+struct SouthMargin(i32);
+
+impl SouthMargin {
+    /// The margin in `pos`.
+    fn of(pos: &Position) -> SouthMargin {
+        SouthMargin(pos.seed_margin(Side::South))
+    }
+    /// The margin once `lm` is played from `before` (defined for a winning move too).
+    fn after(before: &Position, lm: &LegalMove) -> SouthMargin {
+        let m = lm.margin_after(before);
+        SouthMargin(if before.to_move() == Side::South {
+            m
+        } else {
+            -m
+        })
+    }
+    /// The margin for `side` over the 64 seeds of the game (R1): the auxiliary target.
+    fn for_side(self, side: Side) -> f32 {
+        let m = if side == Side::South { self.0 } else { -self.0 };
+        m as f32 / TOTAL_SEEDS as f32
+    }
+}
+
 /// One game in flight.
 struct Slot {
     id: u64,
@@ -344,16 +371,18 @@ impl Slot {
                         winner,
                         reason: WinReason::NoMove,
                     }),
+                    SouthMargin::of(&pos),
                     cfg,
                 );
             }
             let lm = moves.as_slice()[self.rng.random_range(0..moves.len())];
             self.record.push(&lm, pos.to_move());
             self.ply += 1;
+            let margin = SouthMargin::after(&pos, &lm);
             match lm.after {
-                After::Won(outcome) => return self.finish_game(Some(outcome), cfg),
+                After::Won(outcome) => return self.finish_game(Some(outcome), margin, cfg),
                 After::Position(_) if self.ply >= cfg.max_plies => {
-                    return self.finish_game(None, cfg)
+                    return self.finish_game(None, margin, cfg)
                 }
                 After::Position(p) => self.tree = Tree::new(p),
             }
@@ -405,6 +434,7 @@ impl Slot {
                     winner,
                     reason: WinReason::NoMove,
                 }),
+                SouthMargin::of(&pos),
                 cfg,
             );
         };
@@ -418,6 +448,8 @@ impl Slot {
                 game_id: self.id,
                 ply: self.ply,
                 full_search: true,
+                reply: None,
+                margin: None,
             };
             self.samples.push((sample, pos.to_move()));
         }
@@ -430,10 +462,19 @@ impl Slot {
         let moves = pos.legal_moves();
         let lm = *moves.get(mv).expect("search moves are legal");
         self.record.push(&lm, pos.to_move());
+        // This move is the reply to the previous ply's sample (the last or, when this ply made
+        // one too, the one before it).
+        let previous = self.ply.checked_sub(1);
+        if let Some((s, _)) =
+            (self.samples.iter_mut().rev().take(2)).find(|(s, _)| Some(s.ply) == previous)
+        {
+            s.reply = Some(lm.mv.action() as u8);
+        }
         self.ply += 1;
+        let margin = SouthMargin::after(&pos, &lm);
         match lm.after {
-            After::Won(outcome) => self.finish_game(Some(outcome), cfg),
-            After::Position(_) if self.ply >= cfg.max_plies => self.finish_game(None, cfg),
+            After::Won(outcome) => self.finish_game(Some(outcome), margin, cfg),
+            After::Position(_) if self.ply >= cfg.max_plies => self.finish_game(None, margin, cfg),
             After::Position(p) => {
                 if !(params.reuse_tree && self.tree.advance(mv, Some(p))) {
                     self.tree = Tree::new(p);
@@ -443,7 +484,9 @@ impl Slot {
         }
     }
 
-    fn finish_game(&mut self, outcome: Option<Outcome>, cfg: &SelfplayConfig) {
+    /// Ends the game: results, and the final seed margin (`margin`, also for a game stopped
+    /// at the ply cap: the score it stood at), into every sample.
+    fn finish_game(&mut self, outcome: Option<Outcome>, margin: SouthMargin, cfg: &SelfplayConfig) {
         match outcome {
             Some(o) => self.record.finish_won(o),
             None => self.record.finish_unfinished(REASON_PLY_CAP),
@@ -451,6 +494,7 @@ impl Slot {
         let result = self.record.result;
         for (s, side) in &mut self.samples {
             s.z = result.value_for(*side);
+            s.margin = Some(margin.for_side(*side));
         }
         if cfg.solver_depth > 0 {
             self.prove_targets(cfg.solver_depth);

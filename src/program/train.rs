@@ -388,6 +388,8 @@ fn learn(
         learning_rate: lr,
         policy_loss: mean.policy,
         value_loss: mean.value,
+        margin_loss: mean.margin,
+        reply_loss: mean.reply,
         policy_entropy: mean.policy_entropy,
         value_accuracy: mean.value_accuracy,
         distinct_games: stats.distinct_games() as u64,

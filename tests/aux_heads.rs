@@ -1,0 +1,341 @@
+//! Auxiliary heads (issue 18): the seed-margin and reply targets self-play records, how they
+//! travel through shards, and the heads that learn them.
+
+use bao::dataio::records::read_records;
+use bao::dataio::shard::{decode_shard, encode_shard, list_shards, read_shard, Sample};
+use bao::game::{After, Position, Side, Variant, ACTIONS, TOTAL_SEEDS};
+use bao::neuralnet::{AuxTargets, Learner, NetConfig, Network, OptimizerConfig};
+use bao::program::selfplay::{run_selfplay, SelfplayRunConfig};
+use bao::search::UniformEvaluator;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+/// Positions of random games of `variant` (every position of each game).
+fn random_positions(variant: Variant, games: usize, seed: u64) -> Vec<Position> {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let mut out = Vec::new();
+    for _ in 0..games {
+        let mut pos = Position::start(variant);
+        for _ in 0..200 {
+            out.push(pos);
+            let moves = pos.legal_moves();
+            if moves.is_empty() {
+                break;
+            }
+            match moves.as_slice()[rng.random_range(0..moves.len())].after {
+                After::Position(p) => pos = p,
+                After::Won(_) => break,
+            }
+        }
+    }
+    out
+}
+
+/// R1, R5: seeds change sides only by capture, so a move's margin after it is the margin
+/// before plus twice what it captured, and the two sides' seeds always add up to 64.
+#[test]
+fn r1_r5_margin_after_a_move_is_the_margin_before_plus_twice_the_capture() {
+    for variant in Variant::ALL {
+        assert_eq!(Position::start(variant).seed_margin(Side::South), 0);
+        let mut checked = 0;
+        let mut captures = 0;
+        for pos in random_positions(variant, 20, 5) {
+            let me = pos.to_move();
+            assert_eq!(
+                pos.seeds_owned(me) + pos.seeds_owned(me.opponent()),
+                TOTAL_SEEDS
+            );
+            assert_eq!(pos.seed_margin(me), -pos.seed_margin(me.opponent()));
+            for lm in pos.legal_moves().iter() {
+                if let After::Position(p) = lm.after {
+                    assert_eq!(
+                        p.seed_margin(me),
+                        lm.margin_after(&pos),
+                        "{variant:?} {pos:?} {lm:?}"
+                    );
+                    checked += 1;
+                    captures += (lm.captured > 0) as usize;
+                }
+            }
+        }
+        assert!(
+            checked > 1000 && captures > 100,
+            "{variant:?}: {checked} moves, {captures} captures"
+        );
+    }
+}
+
+fn sample(reply: Option<u8>, margin: Option<f32>) -> Sample {
+    let pos = Position::start(Variant::Kujifunza);
+    Sample {
+        position: pos.to_bytes(),
+        legal: pos.legal_moves().mask(),
+        policy: [1.0 / ACTIONS as f32; ACTIONS],
+        z: 1.0,
+        q: 0.5,
+        game_id: 3,
+        ply: 0,
+        full_search: true,
+        reply,
+        margin,
+    }
+}
+
+#[test]
+fn aux_targets_round_trip_through_shards_and_older_shards_read_without_them() {
+    let samples = vec![
+        sample(Some(0), Some(-1.0)),
+        sample(Some(63), Some(1.0)),
+        sample(None, Some(0.25)),
+        sample(Some(17), None),
+        sample(None, None),
+    ];
+    let bytes = encode_shard(Variant::Kujifunza, 2, "m", &samples);
+    assert_eq!(decode_shard(&bytes, "t").unwrap().samples, samples);
+
+    // A sample without them is byte for byte a format-1 record (flags bits 1 and 2 clear,
+    // zero where format 1 wrote zeros), so shards written before them read as `None`.
+    let plain = encode_shard(Variant::Kujifunza, 2, "m", &[sample(None, None)]);
+    let record = &plain[plain.len() - 4 - 332..plain.len() - 4];
+    assert_eq!(record[38], 1);
+    assert_eq!(record[39], 0);
+    assert!(record[324..].iter().all(|&b| b == 0));
+
+    // Out-of-range targets are refused by name (the checksum re-sealed so only they differ).
+    let reseal = |mut b: Vec<u8>| {
+        let body = b.len() - 4;
+        let crc = crc32fast::hash(&b[..body]);
+        b[body..].copy_from_slice(&crc.to_le_bytes());
+        b
+    };
+    let one = encode_shard(Variant::Kujifunza, 2, "m", &[sample(Some(5), Some(0.5))]);
+    let at = one.len() - 4 - 332;
+    let mut bad_reply = one.clone();
+    bad_reply[at + 39] = ACTIONS as u8;
+    let e = format!("{:#}", decode_shard(&reseal(bad_reply), "x").unwrap_err());
+    assert!(e.contains("reply action 64"), "{e}");
+    let mut bad_margin = one;
+    bad_margin[at + 324..at + 328].copy_from_slice(&1.5f32.to_le_bytes());
+    let e = format!("{:#}", decode_shard(&reseal(bad_margin), "x").unwrap_err());
+    assert!(e.contains("seed margin 1.5"), "{e}");
+}
+
+/// Every sample carries its game's final margin (for its side to move) and the move the
+/// opponent replied with, as the game's record shows them.
+#[test]
+fn selfplay_records_the_final_margin_and_the_reply() {
+    for variant in Variant::ALL {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = SelfplayRunConfig::new(variant);
+        cfg.selfplay.games_in_flight = 3;
+        cfg.selfplay.sims = 16;
+        cfg.selfplay.cheap_sims = 4;
+        cfg.selfplay.full_search_fraction = 0.5;
+        cfg.selfplay.max_plies = 60;
+        cfg.selfplay.seed = 9;
+        let stats = run_selfplay(&cfg, &mut UniformEvaluator, 6, dir.path(), false).unwrap();
+        let records: std::collections::BTreeMap<u64, _> = stats
+            .record_files
+            .iter()
+            .flat_map(|p| read_records(p).unwrap())
+            .map(|r| (r.id.unwrap(), r))
+            .collect();
+        let samples: Vec<Sample> = list_shards(dir.path())
+            .unwrap()
+            .iter()
+            .flat_map(|p| read_shard(p).unwrap().samples)
+            .collect();
+        assert!(samples.len() > 20);
+        let (mut replies, mut nonzero) = (0, 0);
+        for s in &samples {
+            let rec = &records[&s.game_id];
+            let (positions, _) = rec.replay().unwrap();
+            let pos = s.position().unwrap();
+            // The final margin: the last move's margin_after, for South, turned to the side
+            // to move at the sample.
+            let last = positions[rec.moves.len() - 1];
+            let lm = last.parse_move(rec.moves.last().unwrap()).unwrap();
+            let mover_margin = lm.margin_after(&last);
+            let south = if last.to_move() == Side::South {
+                mover_margin
+            } else {
+                -mover_margin
+            };
+            let mine = if pos.to_move() == Side::South {
+                south
+            } else {
+                -south
+            };
+            assert_eq!(
+                s.margin,
+                Some(mine as f32 / 64.0),
+                "game {} ply {}",
+                s.game_id,
+                s.ply
+            );
+            nonzero += (mine != 0) as usize;
+            // The reply: the next move of the record, as an action of the opponent.
+            let next = s.ply as usize + 1;
+            match rec.moves.get(next) {
+                Some(text) => {
+                    let reply = positions[next].parse_move(text).unwrap().mv.action();
+                    assert_eq!(
+                        s.reply,
+                        Some(reply as u8),
+                        "game {} ply {}",
+                        s.game_id,
+                        s.ply
+                    );
+                    replies += 1;
+                }
+                None => assert_eq!(s.reply, None, "the game ended with this sample's move"),
+            }
+        }
+        assert!(
+            replies > 10 && nonzero > 10,
+            "{variant:?}: {replies} replies, {nonzero} nonzero margins"
+        );
+    }
+}
+
+fn aux_net(aux_heads: bool) -> Network {
+    let config = NetConfig {
+        aux_heads,
+        ..NetConfig::preset("tiny").unwrap()
+    };
+    Network::new_seeded(&config, Variant::Kujifunza, tch::Device::Cpu, 4).unwrap()
+}
+
+/// A fixed batch of real positions with made-up auxiliary targets the heads can learn.
+struct Batch {
+    features: Vec<f32>,
+    masks: Vec<u64>,
+    policy: Vec<f32>,
+    value: Vec<f32>,
+    margin: Vec<f32>,
+    reply: Vec<i64>,
+}
+
+fn batch() -> Batch {
+    let positions: Vec<Position> = random_positions(Variant::Kujifunza, 4, 11)
+        .into_iter()
+        .filter(|p| !p.legal_moves().is_empty())
+        .take(32)
+        .collect();
+    let n = positions.len();
+    let mut b = Batch {
+        features: vec![0.0; n * bao::game::features::FEATURES],
+        masks: Vec::new(),
+        policy: vec![0.0; n * ACTIONS],
+        value: Vec::new(),
+        margin: Vec::new(),
+        reply: Vec::new(),
+    };
+    for (i, p) in positions.iter().enumerate() {
+        let f = bao::game::features::FEATURES;
+        bao::game::features::encode(p, &mut b.features[i * f..(i + 1) * f]);
+        let moves = p.legal_moves();
+        b.masks.push(moves.mask());
+        for lm in moves.iter() {
+            b.policy[i * ACTIONS + lm.mv.action()] = 1.0 / moves.len() as f32;
+        }
+        b.value.push(if i % 2 == 0 { 1.0 } else { -1.0 });
+        // Every third sample has no margin, every fourth no reply.
+        b.margin.push(if i % 3 == 0 {
+            f32::NAN
+        } else {
+            p.seed_margin(p.to_move()) as f32 / 64.0
+        });
+        b.reply.push(if i % 4 == 0 {
+            -1
+        } else {
+            (i * 5 % ACTIONS) as i64
+        });
+    }
+    b
+}
+
+#[test]
+fn aux_heads_learn_their_targets_and_round_trip_through_checkpoints() {
+    let b = batch();
+    let aux = AuxTargets {
+        margin: &b.margin,
+        reply: &b.reply,
+    };
+    let mut learner = Learner::new(aux_net(true), OptimizerConfig::default()).unwrap();
+    let first = learner
+        .train_step_aux(&b.features, &b.masks, &b.policy, &b.value, Some(aux))
+        .unwrap();
+    assert!(first.margin > 0.0 && first.reply > 0.0, "{first:?}");
+    let expected_total = first.policy + first.value + 0.5 * first.margin + 0.15 * first.reply;
+    assert!((first.total - expected_total).abs() < 1e-4, "{first:?}");
+    let mut last = first;
+    for _ in 0..150 {
+        last = learner
+            .train_step_aux(&b.features, &b.masks, &b.policy, &b.value, Some(aux))
+            .unwrap();
+    }
+    assert!(last.margin < 0.5 * first.margin, "{first:?} -> {last:?}");
+    assert!(last.reply < 0.5 * first.reply, "{first:?} -> {last:?}");
+
+    // Saved and loaded with its heads; the search's forward pass does not change with them.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("aux.safetensors");
+    learner.save(&path).unwrap();
+    let loaded = Network::load(&path, tch::Device::Cpu).unwrap();
+    assert!(loaded.config().aux_heads);
+    let masks = &b.masks[..4];
+    let features = &b.features[..4 * bao::game::features::FEATURES];
+    assert_eq!(
+        loaded.infer(features, masks).unwrap(),
+        learner.network().infer(features, masks).unwrap()
+    );
+
+    // A network without the heads ignores the targets: zero auxiliary losses.
+    let mut plain = Learner::new(aux_net(false), OptimizerConfig::default()).unwrap();
+    let l = plain
+        .train_step_aux(&b.features, &b.masks, &b.policy, &b.value, Some(aux))
+        .unwrap();
+    assert_eq!((l.margin, l.reply), (0.0, 0.0));
+    assert!((l.total - (l.policy + l.value)).abs() < 1e-5);
+
+    // Targets of the wrong length or out of range are refused.
+    let short = AuxTargets {
+        margin: &b.margin[1..],
+        reply: &b.reply,
+    };
+    let e = learner
+        .train_step_aux(&b.features, &b.masks, &b.policy, &b.value, Some(short))
+        .unwrap_err();
+    assert!(format!("{e:#}").contains("margin"), "{e:#}");
+    let mut wild = b.reply.clone();
+    wild[1] = ACTIONS as i64;
+    let bad = AuxTargets {
+        margin: &b.margin,
+        reply: &wild,
+    };
+    let e = learner
+        .train_step_aux(&b.features, &b.masks, &b.policy, &b.value, Some(bad))
+        .unwrap_err();
+    assert!(format!("{e:#}").contains("reply targets"), "{e:#}");
+}
+
+/// Checkpoints written before the heads existed (the shipped models) load without them, and
+/// a config turns them on by name.
+#[test]
+fn shipped_checkpoints_load_without_aux_heads_and_configs_turn_them_on() {
+    let net = Network::load(
+        std::path::Path::new("models/kujifunza.safetensors"),
+        tch::Device::Cpu,
+    )
+    .unwrap();
+    assert!(!net.config().aux_heads);
+    let on: NetConfig = bao::config::parse_toml("preset = \"tiny\"\naux_heads = true").unwrap();
+    assert!(on.aux_heads);
+    assert_eq!(on.short_name(), "1x16+aux");
+    let json = serde_json::to_string(&NetConfig::preset("tiny").unwrap()).unwrap();
+    assert!(
+        !json.contains("aux_heads"),
+        "sidecars of plain networks are unchanged: {json}"
+    );
+}
