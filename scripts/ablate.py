@@ -11,8 +11,10 @@ Usage:
       [--every 2] [--runs runs/ablation] [--proofs MS] [--puzzles FILE [--puzzle-sims 1]]
 
 Each variant trains in RUNS/NAME with `bao train`, one generation at a time, until its
-state.json's elapsed time reaches --hours (wall hours of this machine, both cores busy: the
-same budget for every variant). Every --every-th checkpoint and the last are rated:
+budget is spent: --cpu-hours counts the CPU time of its `bao train` processes (user + system,
+every thread; kept per generation in RUNS/NAME/cpu.json), so variants compare per CPU-hour
+even when something else shares the machine; --hours counts state.json's elapsed wall time
+(both cores busy, nothing else running: the same budget for every variant). Every --every-th checkpoint and the last are rated:
 `bao eval --format gauntlet --movetime MS --players net:CKPT,GAUNTLET...` (paired openings,
 thread CPU clock); the Elo is the checkpoint's over the first gauntlet player, with its 95%
 interval. With --proofs MS every move of the ratings is also checked by the solver (`bao eval
@@ -29,6 +31,7 @@ import argparse
 import csv
 import json
 import re
+import resource
 import subprocess
 import sys
 import tomllib
@@ -42,8 +45,12 @@ BAO = ROOT / "target" / "release" / "bao"
 
 
 def bao(*args):
+    """Runs `bao ARGS`; returns the CPU seconds (user + system) it used."""
     print("+ bao " + " ".join(args), file=sys.stderr, flush=True)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run([str(BAO), *args], check=True, cwd=ROOT)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def state(run):
@@ -51,19 +58,32 @@ def state(run):
     return json.loads(p.read_text()) if p.exists() else {"generation": 0, "elapsed_secs": 0.0}
 
 
-def train(name, config, run, budget_s):
-    """Trains `run` generation by generation until its elapsed time reaches the budget."""
+def cpu_by_generation(run):
+    """Cumulative CPU seconds of training at the end of each generation (cpu.json)."""
+    p = run / "cpu.json"
+    return {int(g): c for g, c in json.loads(p.read_text()).items()} if p.exists() else {}
+
+
+def train(name, config, run, wall_budget_s, cpu_budget_s):
+    """Trains `run` generation by generation until its budget is spent (CPU seconds when
+    `cpu_budget_s` is set, else elapsed wall seconds)."""
     text = config.read_text()
     if not re.search(r"(?m)^generations\s*=", text):
         sys.exit(f"{config}: [train] generations must be set (the driver raises it)")
     staged = run.parent / f"{name}.toml"
     while True:
         s = state(run)
-        if s["elapsed_secs"] >= budget_s:
+        cpu = cpu_by_generation(run)
+        spent = cpu.get(s["generation"], 0.0)
+        if (spent >= cpu_budget_s) if cpu_budget_s else (s["elapsed_secs"] >= wall_budget_s):
             return
         # Only `generations` may differ between the runs of one directory: raise it by one.
         staged.write_text(re.sub(r"(?m)^generations\s*=.*$", f"generations = {s['generation'] + 1}", text))
-        bao("train", "--config", str(staged), "--run", str(run))
+        used = bao("train", "--config", str(staged), "--run", str(run))
+        # A generation interrupted and redone is charged in full: CPU spent is spent.
+        done = state(run)["generation"]
+        cpu[done] = spent + used
+        (run / "cpu.json").write_text(json.dumps({str(g): c for g, c in sorted(cpu.items())}) + "\n")
 
 
 def rate(variant, ckpt, out, gauntlet, movetime, games, proofs):
@@ -105,7 +125,9 @@ def puzzle_accuracy(variant, ckpt, out, puzzles, sims):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, required=True)
-    ap.add_argument("--hours", type=float, required=True)
+    budget = ap.add_mutually_exclusive_group(required=True)
+    budget.add_argument("--hours", type=float, help="wall hours of training per variant")
+    budget.add_argument("--cpu-hours", type=float, help="CPU hours of training per variant")
     ap.add_argument("--variant", action="append", required=True, metavar="NAME=CONFIG")
     ap.add_argument("--gauntlet", default="alphabeta")
     ap.add_argument("--movetime", type=int, default=50)
@@ -129,7 +151,8 @@ def main():
         config = Path(config)
         game = tomllib.loads(config.read_text())["variant"]
         run = a.runs / name
-        train(name, config, run, a.hours * 3600)
+        train(name, config, run, (a.hours or 0) * 3600, (a.cpu_hours or 0) * 3600)
+        cpu = cpu_by_generation(run)
         metrics = [json.loads(l) for l in (run / "metrics.jsonl").read_text().splitlines() if l]
         last = metrics[-1]["generation"]
         for m in metrics:
@@ -141,7 +164,8 @@ def main():
             if a.puzzles:
                 r.update(puzzle_accuracy(game, ckpt, a.out / name / f"gen-{g:06}", a.puzzles, a.puzzle_sims))
             rows.append({"variant": name, "config": str(config), "generation": g,
-                         "hours": m["elapsed_secs"] / 3600, "samples": sum(x["selfplay_positions"] for x in metrics if x["generation"] <= g),
+                         "hours": m["elapsed_secs"] / 3600,
+                         "cpu_hours": cpu[g] / 3600 if g in cpu else None, "samples": sum(x["selfplay_positions"] for x in metrics if x["generation"] <= g),
                          "distinct_openings": m.get("distinct_openings"), **r})
     with open(a.out / "ablation.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
@@ -149,35 +173,39 @@ def main():
         w.writerows(rows)
     (a.out / "ablation.json").write_text(json.dumps({
         "gauntlet": gauntlet, "movetime_ms": a.movetime, "games": a.games, "hours": a.hours,
+        "cpu_hours": a.cpu_hours,
         "proofs_ms": a.proofs or None, "puzzles": str(a.puzzles) if a.puzzles else None,
         "puzzle_sims": a.puzzle_sims if a.puzzles else None, "rows": rows,
     }, indent=1) + "\n")
+    x_key, x_label = (("cpu_hours", "CPU-hours of training") if a.cpu_hours
+                      else ("hours", "hours of training on this machine"))
     series = [{"name": name, "points": [
-        {"x": r["hours"], "y": r["elo"], "lo": r["elo_lo"], "hi": r["elo_hi"],
+        {"x": r[x_key], "y": r["elo"], "lo": r["elo_lo"], "hi": r["elo_hi"],
          "tip": f'{name} gen {r["generation"]}: {r["games"]} games'} for r in rows if r["variant"] == name]}
         for name, _ in variants]
     (a.out / "ablation.svg").write_text(line_chart(
         f"Elo over {gauntlet[0]} at {a.movetime} ms a move, by training time",
-        "hours of training on this machine", f"Elo over {gauntlet[0]} (95%)", series))
+        x_label, f"Elo over {gauntlet[0]} (95%)", series))
     if a.proofs:
         series = [{"name": name, "points": [
-            {"x": r["hours"], "y": 100.0 * r["dropped"] / max(1, r["proven_wins"]),
+            {"x": r[x_key], "y": 100.0 * r["dropped"] / max(1, r["proven_wins"]),
              "tip": f'{name} gen {r["generation"]}: {r["dropped"]} of {r["proven_wins"]} given away'}
             for r in rows if r["variant"] == name]} for name, _ in variants]
         (a.out / "proofs.svg").write_text(line_chart(
             f"proven wins given away against {gauntlet[0]} at {a.movetime} ms a move",
-            "hours of training on this machine", "% of proven wins given away", series, y_step=1))
+            x_label, "% of proven wins given away", series, y_step=1))
     if a.puzzles:
         series = [{"name": name, "points": [
-            {"x": r["hours"], "y": r["puzzle_accuracy"], "lo": r["puzzle_lo"], "hi": r["puzzle_hi"],
+            {"x": r[x_key], "y": r["puzzle_accuracy"], "lo": r["puzzle_lo"], "hi": r["puzzle_hi"],
              "tip": f'{name} gen {r["generation"]}'} for r in rows if r["variant"] == name]}
             for name, _ in variants]
         (a.out / "puzzles.svg").write_text(line_chart(
-            f"proven puzzles kept at {a.puzzle_sims} simulation(s) a move", "hours of training on this machine",
+            f"proven puzzles kept at {a.puzzle_sims} simulation(s) a move", x_label,
             "% of puzzles kept (95%)", series, y_step=5))
     for r in rows:
         kept = f'  gave away {r["dropped"]} of {r["proven_wins"]} proven wins' if a.proofs else ""
-        print(f'{r["variant"]:>16} gen {r["generation"]:>3} {r["hours"]:5.2f} h  Elo {r["elo"]}{kept}')
+        cpu = f' {r["cpu_hours"]:5.2f} CPU-h' if r["cpu_hours"] is not None else ""
+        print(f'{r["variant"]:>16} gen {r["generation"]:>3} {r["hours"]:5.2f} h{cpu}  Elo {r["elo"]}{kept}')
     print(f"wrote {a.out / 'ablation.csv'}, ablation.json and ablation.svg")
 
 

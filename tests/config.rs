@@ -57,6 +57,7 @@ fn shipped_run_configs_load() {
             "kiswahili-campaign.toml",
             "kiswahili-continue.toml",
             "kiswahili.toml",
+            "kujifunza-aux.toml",
             "kujifunza-quick.toml",
             "kujifunza-recipe.toml",
             "kujifunza-solver.toml",
