@@ -30,6 +30,7 @@ results.json under OUT/NAME/gen-NNNNNN/. Run it with nothing else on the machine
 import argparse
 import csv
 import json
+import os
 import re
 import resource
 import subprocess
@@ -41,7 +42,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from svgchart import line_chart  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-BAO = ROOT / "target" / "release" / "bao"
+# BAO_BIN: a copy of the binary, so that a rebuild during a long ablation changes nothing.
+BAO = Path(os.environ.get("BAO_BIN", ROOT / "target" / "release" / "bao"))
 
 
 def bao(*args):
