@@ -557,24 +557,27 @@ fn kujifunza_rules_are_left_right_symmetric() {
 #[test]
 fn batched_stepping_equals_one_at_a_time() {
     use bao::game::batch::{GameBatch, Step};
-    use bao::game::features::FEATURES;
+    use bao::game::features::Encoding;
+    // With the move planes: the batch's cached moves give what a fresh move generation gives.
+    let encoding = Encoding::BoardAndMoves;
+    let per = encoding.features();
     for variant in Variant::ALL {
         let n = 100;
         let mut batch = GameBatch::new(variant, n).with_max_plies(200);
         let mut singles: Vec<Position> = vec![Position::start(variant); n];
         let mut rng = SmallRng::seed_from_u64(3);
-        let mut feats = vec![0.0; n * FEATURES];
+        let mut feats = vec![0.0; n * per];
         let mut masks = vec![0u64; n];
         let mut finished = 0;
         for _ in 0..400 {
-            batch.encode(&mut feats, &mut masks);
+            batch.encode(encoding, &mut feats, &mut masks);
             let mut actions = Vec::new();
             for (i, p) in singles.iter().enumerate() {
                 let list = p.legal_moves();
                 assert_eq!(list.mask(), masks[i]);
-                let mut f = vec![0.0; FEATURES];
-                bao::game::features::encode(p, &mut f);
-                assert_eq!(&feats[i * FEATURES..(i + 1) * FEATURES], &f[..]);
+                let mut f = vec![0.0; per];
+                encoding.encode(p, &mut f);
+                assert_eq!(&feats[i * per..(i + 1) * per], &f[..]);
                 actions.push(list.as_slice()[rng.random_range(0..list.len())].mv.action());
             }
             let steps = batch.step(&actions);
@@ -613,6 +616,71 @@ fn features_are_from_the_side_to_move() {
     assert_eq!(fq[10 * CELLS], 1.0);
     assert_eq!(fq[11 * CELLS], 21.0 / 22.0);
     let _ = Dir::Clockwise;
+}
+
+/// The move planes (issue 18's per-move inputs) say, at the hole each move starts from, that
+/// it is legal, what it captures and whether it wins at once (R5, R10); nothing elsewhere.
+#[test]
+fn r5_move_feature_planes_show_each_moves_capture_and_win() {
+    use bao::game::features::{cell, Encoding, CELLS, FEATURES, MOVE_PLANES};
+    let encoding = Encoding::BoardAndMoves;
+    // The position of r5_r10 above: A3R wins mid-move, after capturing a4's 3 seeds.
+    let p = state(
+        "kujifunza",
+        "S",
+        ([0, 0, 2, 0, 1, 0, 0, 0], [4; 8], 0, false),
+        ([0, 0, 0, 3, 0, 0, 0, 0], [4, 4, 4, 4, 4, 4, 1, 1], 0, false),
+        None,
+    );
+    let mut f = vec![0.0; encoding.features()];
+    encoding.encode(&p, &mut f);
+    // South's front hole n (A n).
+    let plane = |k: usize, front: u8| {
+        let ring = Hole::front(front).unwrap().ring();
+        f[FEATURES + k * CELLS + cell(true, ring)]
+    };
+    let a3r = p.parse_move("A3R").unwrap().mv;
+    assert_eq!(a3r.hole, Hole::front(3).unwrap());
+    let d = a3r.dir as usize;
+    assert_eq!(plane(d, 3), 1.0);
+    assert_eq!(plane(2 + d, 3), 3.0 / 16.0);
+    assert_eq!(plane(4 + d, 3), 1.0);
+    assert_eq!(plane(0, 1) + plane(1, 1), 0.0, "A1 is empty: no move");
+
+    let mut positions = 0;
+    let mut wins = 0;
+    for variant in Variant::ALL {
+        let mut seen = std::collections::HashSet::new();
+        random_games(variant, 20, 8, |pos, _| {
+            if !seen.insert(pos.hash64()) {
+                return;
+            }
+            positions += 1;
+            let mut f = vec![0.0; encoding.features()];
+            encoding.encode(pos, &mut f);
+            let mut expect = vec![0.0f32; MOVE_PLANES * CELLS];
+            for lm in pos.legal_moves().iter() {
+                let at = cell(true, lm.mv.hole.ring());
+                let d = lm.mv.dir as usize;
+                expect[d * CELLS + at] = 1.0;
+                let c = &mut expect[(2 + d) * CELLS + at];
+                *c = c.max(lm.captured as f32 / 16.0);
+                if matches!(lm.after, After::Won(_)) {
+                    expect[(4 + d) * CELLS + at] = 1.0;
+                    wins += 1;
+                }
+            }
+            assert_eq!(&f[FEATURES..], &expect[..], "{pos:?}");
+            // The board planes are the board encoding's, unchanged.
+            let mut board = vec![0.0; FEATURES];
+            bao::game::features::encode(pos, &mut board);
+            assert_eq!(&f[..FEATURES], &board[..]);
+        });
+    }
+    assert!(
+        positions > 1000 && wins > 10,
+        "{positions} positions, {wins} winning moves"
+    );
 }
 
 /// Issue 16: states that cannot arise are refused with the rule that forbids them: an owned

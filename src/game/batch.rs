@@ -2,7 +2,7 @@
 
 use rayon::prelude::*;
 
-use super::features::FEATURES;
+use super::features::Encoding;
 use super::movegen::{After, MoveList};
 use super::position::Position;
 use super::types::{Outcome, Variant, WinReason};
@@ -73,17 +73,19 @@ impl GameBatch {
         &self.games
     }
 
-    /// Writes every game's features (`len() * FEATURES` floats) and legal-action masks.
-    pub fn encode(&self, features: &mut [f32], masks: &mut [u64]) {
-        assert_eq!(features.len(), self.games.len() * FEATURES);
+    /// Writes every game's features (`len() * encoding.features()` floats; move features
+    /// from the cached legal moves) and legal-action masks.
+    pub fn encode(&self, encoding: Encoding, features: &mut [f32], masks: &mut [u64]) {
+        let per = encoding.features();
+        assert_eq!(features.len(), self.games.len() * per);
         assert_eq!(masks.len(), self.games.len());
         features
-            .par_chunks_mut(FEATURES * CHUNK)
+            .par_chunks_mut(per * CHUNK)
             .zip(masks.par_chunks_mut(CHUNK))
             .zip(self.games.par_chunks(CHUNK))
             .for_each(|((feat, mask), games)| {
-                for ((f, m), g) in feat.chunks_mut(FEATURES).zip(mask.iter_mut()).zip(games) {
-                    super::features::encode(&g.position, f);
+                for ((f, m), g) in feat.chunks_mut(per).zip(mask.iter_mut()).zip(games) {
+                    encoding.encode_with_moves(&g.position, &g.moves, f);
                     *m = g.moves.mask();
                 }
             });

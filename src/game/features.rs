@@ -25,7 +25,22 @@
 //! | 14    | 1 everywhere (lets convolutions see the board edge)             |
 //!
 //! Any change to this table must bump [`ENCODING_VERSION`], which checkpoints record.
+//!
+//! A network may also read what the move generator knows about each of the mover's moves
+//! ([`Encoding::BoardAndMoves`], version 2; `[network] move_features = true`): six more planes,
+//! each 0 except at the own hole a move starts from (or, in the namua stage, the hole the hand
+//! seed goes into), one plane per direction (clockwise first):
+//!
+//! | plane   | meaning                                                        |
+//! |---------|----------------------------------------------------------------|
+//! | 15, 16  | 1 when a move from this hole in this direction is legal        |
+//! | 17, 18  | seeds that move captures / 16 (the larger of its safari twins)  |
+//! | 19, 20  | 1 when that move wins at once (R5)                             |
+//!
+//! They cost a move generation per evaluated position and tell the network tactics it would
+//! otherwise have to learn from the board (issue 18's "input features per move").
 
+use super::movegen::{After, MoveList};
 use super::position::{Position, NYUMBA};
 
 pub const ROWS: usize = 4;
@@ -34,8 +49,91 @@ pub const CELLS: usize = ROWS * COLS;
 pub const PLANES: usize = 15;
 /// Floats per encoded position.
 pub const FEATURES: usize = PLANES * CELLS;
-/// Version of the table above; stored in checkpoints so old networks are refused.
+/// Version of the board table above ([`Encoding::Board`]); stored in checkpoints so old
+/// networks are refused.
 pub const ENCODING_VERSION: u32 = 1;
+/// Planes of the move features ([`Encoding::BoardAndMoves`]).
+pub const MOVE_PLANES: usize = 6;
+
+/// Which input planes a network reads. Its config chooses (`move_features`), its checkpoint
+/// records the version.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Encoding {
+    /// The board planes 0..=14 (version [`ENCODING_VERSION`]).
+    Board,
+    /// The board, then the move planes 15..=20 (version 2).
+    BoardAndMoves,
+}
+
+impl Encoding {
+    pub const fn planes(self) -> usize {
+        match self {
+            Encoding::Board => PLANES,
+            Encoding::BoardAndMoves => PLANES + MOVE_PLANES,
+        }
+    }
+    /// Floats per encoded position.
+    pub const fn features(self) -> usize {
+        self.planes() * CELLS
+    }
+    /// The version checkpoints record.
+    pub const fn version(self) -> u32 {
+        match self {
+            Encoding::Board => ENCODING_VERSION,
+            Encoding::BoardAndMoves => 2,
+        }
+    }
+    pub fn from_version(version: u32) -> Option<Encoding> {
+        [Encoding::Board, Encoding::BoardAndMoves]
+            .into_iter()
+            .find(|e| e.version() == version)
+    }
+
+    /// Writes the features of `pos` into `out` (exactly [`Self::features`] floats, every one
+    /// written).
+    pub fn encode(self, pos: &Position, out: &mut [f32]) {
+        assert_eq!(
+            out.len(),
+            self.features(),
+            "feature buffer must hold {} floats",
+            self.features()
+        );
+        match self {
+            Encoding::Board => encode(pos, out),
+            Encoding::BoardAndMoves => self.encode_with_moves(pos, &pos.legal_moves(), out),
+        }
+    }
+
+    /// [`Self::encode`] for a caller that holds the position's legal moves already.
+    pub fn encode_with_moves(self, pos: &Position, moves: &MoveList, out: &mut [f32]) {
+        assert_eq!(
+            out.len(),
+            self.features(),
+            "feature buffer must hold {} floats",
+            self.features()
+        );
+        let (board, rest) = out.split_at_mut(FEATURES);
+        encode(pos, board);
+        if self == Encoding::BoardAndMoves {
+            encode_moves(moves, rest);
+        }
+    }
+}
+
+/// The move planes (see the module docs) into `out` (`MOVE_PLANES * CELLS` floats).
+fn encode_moves(moves: &MoveList, out: &mut [f32]) {
+    out.fill(0.0);
+    for lm in moves.iter() {
+        let at = cell(true, lm.mv.hole.ring());
+        let dir = lm.mv.dir as usize;
+        out[dir * CELLS + at] = 1.0;
+        let captured = &mut out[(2 + dir) * CELLS + at];
+        *captured = captured.max(lm.captured as f32 / 16.0);
+        if matches!(lm.after, After::Won(_)) {
+            out[(4 + dir) * CELLS + at] = 1.0;
+        }
+    }
+}
 
 /// Board cell (row * 8 + col) of ring index `ring`, for the mover (`own`) or the opponent.
 #[inline]

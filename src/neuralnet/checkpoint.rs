@@ -16,7 +16,8 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
 use super::config::NetConfig;
-use crate::game::{features, Variant};
+use crate::game::features::Encoding;
+use crate::game::Variant;
 
 /// Version of the sidecar layout itself (not of the features; see `encoding_version`).
 pub const CHECKPOINT_FORMAT: u32 = 1;
@@ -40,7 +41,8 @@ pub struct CheckpointMeta {
     pub format: u32,
     /// The game the network was trained for.
     pub variant: Variant,
-    /// [`features::ENCODING_VERSION`] the network was trained with.
+    /// [`Encoding::version`] of the input planes the network reads (1: the board; 2: the
+    /// board and the move features); it must agree with `config.move_features`.
     pub encoding_version: u32,
     /// The architecture (resolved; never a bare preset name).
     pub config: NetConfig,
@@ -103,15 +105,25 @@ impl CheckpointMeta {
         Ok(meta)
     }
 
-    /// Fails unless these weights were built for the feature encoding of this build.
+    /// Fails unless this build knows the checkpoint's feature encoding and it is the one
+    /// its architecture reads.
     pub fn check_encoding(&self, path: &Path) -> anyhow::Result<()> {
+        let known = Encoding::from_version(self.encoding_version);
         anyhow::ensure!(
-            self.encoding_version == features::ENCODING_VERSION,
-            "checkpoint {} uses feature encoding version {} but this build encodes positions \
-             with version {}; retrain or use a matching bao-zero version",
+            known.is_some(),
+            "checkpoint {} uses feature encoding version {}, which this build does not know; \
+             retrain or use a matching bao-zero version",
+            path.display(),
+            self.encoding_version
+        );
+        anyhow::ensure!(
+            known == Some(self.config.encoding()),
+            "checkpoint {}: feature encoding version {} does not match its architecture \
+             (move_features = {}, version {})",
             path.display(),
             self.encoding_version,
-            features::ENCODING_VERSION
+            self.config.move_features,
+            self.config.encoding().version()
         );
         Ok(())
     }

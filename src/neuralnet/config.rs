@@ -8,10 +8,13 @@
 //! blocks = 8            # any field given overrides the preset's value
 //! ```
 //!
-//! Without `preset` every field must be given (`aux_heads` aside, off unless set). Checkpoint sidecars store the resolved, explicit
+//! Without `preset` every field must be given (`aux_heads` and `move_features` aside, off
+//! unless set). Checkpoint sidecars store the resolved, explicit
 //! form (no `preset` key), so a checkpoint never depends on what the presets say today.
 
 use serde::{Deserialize, Serialize};
+
+use crate::game::features::Encoding;
 
 /// Names of the built-in presets, smallest first.
 pub const PRESETS: [&str; 3] = ["tiny", "small", "large"];
@@ -35,6 +38,10 @@ pub struct NetConfig {
     /// features. They only shape the trunk during training: search never evaluates them.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub aux_heads: bool,
+    /// Input planes per move from the move generator (legal, seeds captured, immediate win:
+    /// [`Encoding::BoardAndMoves`]) besides the board.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub move_features: bool,
 }
 
 /// What TOML may say: a preset and/or explicit fields. Unknown keys are refused.
@@ -48,6 +55,7 @@ struct RawNetConfig {
     value_channels: Option<usize>,
     value_hidden: Option<usize>,
     aux_heads: Option<bool>,
+    move_features: Option<bool>,
 }
 
 impl TryFrom<RawNetConfig> for NetConfig {
@@ -79,6 +87,7 @@ impl TryFrom<RawNetConfig> for NetConfig {
                 "value_hidden",
             )?,
             aux_heads: raw.aux_heads.unwrap_or(false),
+            move_features: raw.move_features.unwrap_or(false),
         };
         config.validate()?;
         Ok(config)
@@ -104,6 +113,7 @@ impl NetConfig {
             value_channels,
             value_hidden,
             aux_heads: false,
+            move_features: false,
         })
     }
 
@@ -128,10 +138,21 @@ impl NetConfig {
         Ok(())
     }
 
-    /// `6x64` style: blocks x channels (`+aux` with auxiliary heads).
+    /// `6x64` style: blocks x channels (`+moves` with move features, `+aux` with auxiliary
+    /// heads).
     pub fn short_name(&self) -> String {
+        let moves = if self.move_features { "+moves" } else { "" };
         let aux = if self.aux_heads { "+aux" } else { "" };
-        format!("{}x{}{aux}", self.blocks, self.channels)
+        format!("{}x{}{moves}{aux}", self.blocks, self.channels)
+    }
+
+    /// The input planes this network reads.
+    pub fn encoding(&self) -> Encoding {
+        if self.move_features {
+            Encoding::BoardAndMoves
+        } else {
+            Encoding::Board
+        }
     }
 }
 

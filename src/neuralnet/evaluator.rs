@@ -4,7 +4,6 @@ use std::path::Path;
 
 use super::network::Network;
 use super::DeviceChoice;
-use crate::game::features::{encode, FEATURES};
 use crate::game::{Position, Variant, ACTIONS};
 use crate::search::Evaluator;
 
@@ -61,12 +60,13 @@ impl Evaluator for NetEvaluator {
         values: &mut [f32],
     ) -> anyhow::Result<()> {
         let n = crate::search::evaluator::batch_size(positions, masks, policy, values)?;
-        self.features.resize(n * FEATURES, 0.0);
+        let encoding = self.net.encoding();
+        self.features.resize(n * encoding.features(), 0.0);
         for (pos, f) in positions
             .iter()
-            .zip(self.features.chunks_exact_mut(FEATURES))
+            .zip(self.features.chunks_exact_mut(encoding.features()))
         {
-            encode(pos, f);
+            encoding.encode(pos, f);
         }
         super::flush_denormals();
         let out = self.net.infer(&self.features, masks)?;

@@ -1,7 +1,8 @@
 //! TorchScript export: a trained player for Python or C++ without this crate.
 //!
 //! The file is a traced module with
-//! `forward(features: float32 [N, PLANES, 4, 8], legal: bool [N, 64]) -> out: float32 [N, 65]`:
+//! `forward(features: float32 [N, planes, 4, 8], legal: bool [N, 64]) -> out: float32 [N, 65]`
+//! (`planes`: 15, or 21 with move features):
 //! `out[:, :64]` = policy probabilities (zero on illegal actions, all zero for a row with no
 //! legal action), `out[:, 64]` = value in `[-1, 1]` for the side to move. (One tensor, not a
 //! tuple: libtorch cannot save a traced method with several outputs.) Features are
@@ -16,7 +17,7 @@ use tch::{CModule, Device, Kind, Tensor};
 
 use super::network::Network;
 use crate::dataio::atomic::write_with;
-use crate::game::features::{COLS, PLANES, ROWS};
+use crate::game::features::{COLS, ROWS};
 use crate::game::ACTIONS;
 
 /// Traces `net` and writes the TorchScript module to `path` (atomically).
@@ -28,7 +29,12 @@ pub fn export_torchscript(net: &Network, path: &Path) -> anyhow::Result<()> {
     cpu.freeze();
     let batch = 3;
     let x = Tensor::rand(
-        [batch, PLANES as i64, ROWS as i64, COLS as i64],
+        [
+            batch,
+            net.encoding().planes() as i64,
+            ROWS as i64,
+            COLS as i64,
+        ],
         (Kind::Float, Device::Cpu),
     );
     let legal = Tensor::ones([batch, ACTIONS as i64], (Kind::Bool, Device::Cpu));

@@ -25,7 +25,6 @@ use tch::{Device, Kind, Tensor};
 
 use super::checkpoint::{self, Lineage};
 use super::network::{legal_tensor, Network};
-use crate::game::features::FEATURES;
 use crate::game::ACTIONS;
 
 /// Which update rule.
@@ -330,7 +329,7 @@ impl Learner {
         Ok(())
     }
 
-    /// One optimizer step on a batch of `n = masks.len()` samples: `features` `n * FEATURES`,
+    /// One optimizer step on a batch of `n = masks.len()` samples: `features` `n` encoded positions,
     /// `masks` legal-action bitmasks, `policy_targets` `n * ACTIONS` distributions (no mass on
     /// illegal actions), `value_targets` `n` results in `[-1, 1]` for the side to move.
     /// Batch norm runs in training mode. A non-finite loss is an error and leaves the weights
@@ -356,9 +355,10 @@ impl Learner {
     ) -> anyhow::Result<Losses> {
         super::flush_denormals();
         let n = masks.len();
+        let features_per = self.net.encoding().features();
         anyhow::ensure!(n > 0, "empty training batch");
         anyhow::ensure!(
-            features.len() == n * FEATURES
+            features.len() == n * features_per
                 && policy_targets.len() == n * ACTIONS
                 && value_targets.len() == n,
             "training batch of {n}: got {} features, {} policy targets, {} value targets \
@@ -366,7 +366,7 @@ impl Learner {
             features.len(),
             policy_targets.len(),
             value_targets.len(),
-            n * FEATURES,
+            n * features_per,
             n * ACTIONS
         );
         let dev = self.net.device();

@@ -17,7 +17,7 @@ use tch::nn::{self, Module, ModuleT};
 use tch::Tensor;
 
 use super::config::NetConfig;
-use crate::game::features::{CELLS, COLS, PLANES, ROWS};
+use crate::game::features::{CELLS, COLS, ROWS};
 use crate::game::ACTIONS;
 
 /// A convolution followed by batch norm (no ReLU: blocks add the skip first).
@@ -69,6 +69,8 @@ pub(crate) struct Model {
     value_fc1: nn::Linear,
     value_fc2: nn::Linear,
     aux: Option<AuxHeads>,
+    /// Input planes (the config's encoding).
+    planes: usize,
 }
 
 /// The auxiliary heads' layers (see the module docs).
@@ -103,7 +105,8 @@ impl Model {
             .collect();
         let lin = Default::default;
         Model {
-            stem: ConvBn::new(root / "stem", PLANES, c, 3),
+            stem: ConvBn::new(root / "stem", cfg.encoding().planes(), c, 3),
+            planes: cfg.encoding().planes(),
             blocks,
             policy_conv: ConvBn::new(root / "policy", c, cfg.policy_channels, 1),
             policy_fc: nn::linear(
@@ -132,7 +135,7 @@ impl Model {
         }
     }
 
-    /// `x`: `[n, PLANES * CELLS]` or `[n, PLANES, ROWS, COLS]` floats. Returns raw policy
+    /// `x`: `[n, planes * CELLS]` or `[n, planes, ROWS, COLS]` floats (the config's encoding). Returns raw policy
     /// logits `[n, ACTIONS]` (unmasked) and values `[n]` in `[-1, 1]`. `train` selects batch
     /// statistics (and updates the running ones) in batch norm.
     pub(crate) fn forward_t(&self, x: &Tensor, train: bool) -> (Tensor, Tensor) {
@@ -157,7 +160,7 @@ impl Model {
     /// The trunk and the heads' shared layers: the policy head's flattened features and the
     /// value head's hidden layer.
     fn head_features(&self, x: &Tensor, train: bool) -> (Tensor, Tensor) {
-        let x = x.reshape([-1, PLANES as i64, ROWS as i64, COLS as i64]);
+        let x = x.reshape([-1, self.planes as i64, ROWS as i64, COLS as i64]);
         let mut h = self.stem.forward_t(&x, train).relu();
         for block in &self.blocks {
             h = block.forward_t(&h, train);
@@ -180,7 +183,7 @@ pub fn flops_per_position(cfg: &NetConfig) -> f64 {
     let conv = |c_in: usize, c_out: usize, k: usize| 2.0 * (c_in * c_out * k * k) as f64 * cells;
     let linear = |i: usize, o: usize| 2.0 * (i * o) as f64;
     let c = cfg.channels;
-    conv(PLANES, c, 3)
+    conv(cfg.encoding().planes(), c, 3)
         + cfg.blocks as f64 * 2.0 * conv(c, c, 3)
         + conv(c, cfg.policy_channels, 1)
         + linear(cfg.policy_channels * CELLS, ACTIONS)

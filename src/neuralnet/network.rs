@@ -9,7 +9,7 @@ use tch::{nn, Device, Kind, Tensor};
 use super::checkpoint::{self, CheckpointMeta, Lineage, CHECKPOINT_FORMAT};
 use super::config::NetConfig;
 use super::model::Model;
-use crate::game::features::{self, FEATURES};
+use crate::game::features::Encoding;
 use crate::game::{Variant, ACTIONS};
 
 /// Logit given to illegal actions: finite (a row with no legal action stays NaN-free, and
@@ -125,12 +125,17 @@ impl Network {
         self.vs.variables().values().map(|t| t.numel() as u64).sum()
     }
 
+    /// The input planes the network reads (its config's).
+    pub fn encoding(&self) -> Encoding {
+        self.config.encoding()
+    }
+
     /// The variables (for the optimizer and tests).
     pub fn var_store(&self) -> &nn::VarStore {
         &self.vs
     }
 
-    /// Masked log-probabilities `[n, ACTIONS]` and values `[n]`. `features`: `[n, FEATURES]`
+    /// Masked log-probabilities `[n, ACTIONS]` and values `[n]`. `features`: `[n, encoding features]`
     /// (or `[n, PLANES, 4, 8]`) floats; `legal`: `[n, ACTIONS]` bool (see [`legal_tensor`]).
     /// `train` = batch norm on batch statistics. Gradients are tracked unless the caller is
     /// inside `tch::no_grad`.
@@ -160,10 +165,11 @@ impl Network {
     pub fn infer(&self, features: &[f32], masks: &[u64]) -> anyhow::Result<Vec<f32>> {
         let n = masks.len();
         anyhow::ensure!(
-            features.len() == n * FEATURES,
-            "feature buffer holds {} floats, expected {} x {FEATURES}",
+            features.len() == n * self.encoding().features(),
+            "feature buffer holds {} floats, expected {} x {}",
             features.len(),
-            n
+            n,
+            self.encoding().features()
         );
         if n == 0 {
             return Ok(Vec::new());
@@ -190,7 +196,7 @@ impl Network {
         CheckpointMeta {
             format: CHECKPOINT_FORMAT,
             variant: self.variant,
-            encoding_version: features::ENCODING_VERSION,
+            encoding_version: self.encoding().version(),
             config: self.config.clone(),
             step: lineage.step,
             generation: lineage.generation,

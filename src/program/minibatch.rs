@@ -10,7 +10,7 @@ use rand::Rng;
 
 use super::schedule::Minibatches;
 use crate::dataio::shard::{list_shards, read_shard, Sample};
-use crate::game::features::{encode, FEATURES};
+use crate::game::features::Encoding;
 use crate::game::{mirror_action, ACTIONS};
 use crate::neuralnet::{AuxTargets, Learner, Losses};
 
@@ -45,7 +45,7 @@ pub fn train_steps(
     mut on_step: impl FnMut(&Losses) -> anyhow::Result<()>,
 ) -> anyhow::Result<Losses> {
     anyhow::ensure!(!window.is_empty(), "no training samples");
-    let mut batch = Batch::new(plan.batch_size);
+    let mut batch = Batch::new(plan.batch_size, learner.network().encoding());
     let mut sums = [0f64; 7];
     for _ in 0..plan.steps {
         batch.fill(window, &mut plan.rng, plan.mirror, plan.q_mix)?;
@@ -88,6 +88,7 @@ pub fn train_steps(
 /// A training minibatch, refilled in place.
 struct Batch {
     n: usize,
+    encoding: Encoding,
     features: Vec<f32>,
     masks: Vec<u64>,
     policy: Vec<f32>,
@@ -98,10 +99,11 @@ struct Batch {
 }
 
 impl Batch {
-    fn new(n: usize) -> Batch {
+    fn new(n: usize, encoding: Encoding) -> Batch {
         Batch {
             n,
-            features: vec![0.0; n * FEATURES],
+            encoding,
+            features: vec![0.0; n * encoding.features()],
             masks: vec![0; n],
             policy: vec![0.0; n * ACTIONS],
             value: vec![0.0; n],
@@ -139,7 +141,9 @@ impl Batch {
                 self.masks[i] = s.legal;
             }
             self.margin[i] = s.margin.unwrap_or(f32::NAN);
-            encode(&pos, &mut self.features[i * FEATURES..(i + 1) * FEATURES]);
+            let f = self.encoding.features();
+            self.encoding
+                .encode(&pos, &mut self.features[i * f..(i + 1) * f]);
             self.value[i] = (1.0 - q_mix) * s.z + q_mix * s.q;
         }
         Ok(())

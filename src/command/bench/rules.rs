@@ -7,7 +7,7 @@
 use std::time::Instant;
 
 use crate::game::batch::GameBatch;
-use crate::game::features::FEATURES;
+use crate::game::features::Encoding;
 use crate::game::Variant;
 use crate::program::random_games::random_games;
 
@@ -69,20 +69,26 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         args.batch
     );
     for &variant in &variants {
-        let batch = GameBatch::new(variant, args.batch);
-        let mut feats = vec![0.0f32; args.batch * FEATURES];
-        let mut masks = vec![0u64; args.batch];
-        let reps = 50;
-        let (_, secs) = best_run(args.runs, || {
-            for _ in 0..reps {
-                batch.encode(&mut feats, &mut masks);
-            }
-        });
-        println!(
-            "{:<10} {:>14.0} positions/s",
-            variant.name(),
-            (reps * args.batch) as f64 / secs
-        );
+        for (encoding, name) in [
+            (Encoding::Board, "board"),
+            (Encoding::BoardAndMoves, "board+moves"),
+        ] {
+            let batch = GameBatch::new(variant, args.batch);
+            let mut feats = vec![0.0f32; args.batch * encoding.features()];
+            let mut masks = vec![0u64; args.batch];
+            let reps = 50;
+            let (_, secs) = best_run(args.runs, || {
+                for _ in 0..reps {
+                    batch.encode(encoding, &mut feats, &mut masks);
+                }
+            });
+            println!(
+                "{:<10} {:<12} {:>14.0} positions/s",
+                variant.name(),
+                name,
+                (reps * args.batch) as f64 / secs
+            );
+        }
     }
     Ok(())
 }

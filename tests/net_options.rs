@@ -1,5 +1,6 @@
-//! Auxiliary heads (issue 18): the seed-margin and reply targets self-play records, how they
-//! travel through shards, and the heads that learn them.
+//! The network options of issue 18's recipe: auxiliary heads (the seed-margin and reply
+//! targets self-play records, how they travel through shards, the heads that learn them) and
+//! move features (a network that reads them, end to end).
 
 use bao::dataio::records::read_records;
 use bao::dataio::shard::{decode_shard, encode_shard, list_shards, read_shard, Sample};
@@ -338,4 +339,77 @@ fn shipped_checkpoints_load_without_aux_heads_and_configs_turn_them_on() {
         !json.contains("aux_heads"),
         "sidecars of plain networks are unchanged: {json}"
     );
+}
+
+/// A network with move features trains, plays through the evaluator (which encodes the move
+/// planes itself), saves and loads; a sidecar whose encoding disagrees with its architecture is
+/// refused.
+#[test]
+fn move_features_network_trains_evaluates_and_round_trips() {
+    use bao::game::features::Encoding;
+    use bao::search::Evaluator;
+    let config = NetConfig {
+        move_features: true,
+        ..NetConfig::preset("tiny").unwrap()
+    };
+    assert_eq!(config.encoding(), Encoding::BoardAndMoves);
+    assert_eq!(config.short_name(), "1x16+moves");
+    let net = Network::new_seeded(&config, Variant::Kujifunza, tch::Device::Cpu, 2).unwrap();
+    let positions: Vec<Position> = random_positions(Variant::Kujifunza, 2, 3)
+        .into_iter()
+        .filter(|p| !p.legal_moves().is_empty())
+        .take(16)
+        .collect();
+    let n = positions.len();
+    let per = Encoding::BoardAndMoves.features();
+    let mut features = vec![0.0; n * per];
+    for (p, f) in positions.iter().zip(features.chunks_exact_mut(per)) {
+        Encoding::BoardAndMoves.encode(p, f);
+    }
+    let masks: Vec<u64> = positions.iter().map(|p| p.legal_moves().mask()).collect();
+    let mut policy = vec![0.0; n * ACTIONS];
+    for (i, p) in positions.iter().enumerate() {
+        let moves = p.legal_moves();
+        for lm in moves.iter() {
+            policy[i * ACTIONS + lm.mv.action()] = 1.0 / moves.len() as f32;
+        }
+    }
+    let values = vec![0.5; n];
+    let mut learner = Learner::new(net, OptimizerConfig::default()).unwrap();
+    learner
+        .train_step(&features, &masks, &policy, &values)
+        .unwrap();
+    // Board-only features are the wrong size for it.
+    let board = vec![0.0; n * bao::game::features::FEATURES];
+    assert!(learner
+        .train_step(&board, &masks, &policy, &values)
+        .is_err());
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("moves.safetensors");
+    learner.save(&path).unwrap();
+    let loaded = Network::load(&path, tch::Device::Cpu).unwrap();
+    assert_eq!(loaded.encoding(), Encoding::BoardAndMoves);
+    let direct = loaded.infer(&features, &masks).unwrap();
+    let mut ev = bao::neuralnet::NetEvaluator::new(loaded);
+    let (mut p, mut v) = (vec![0.0; n * ACTIONS], vec![0.0; n]);
+    ev.evaluate(&positions, &masks, &mut p, &mut v).unwrap();
+    for i in 0..n {
+        assert_eq!(
+            &p[i * ACTIONS..(i + 1) * ACTIONS],
+            &direct[i * (ACTIONS + 1)..i * (ACTIONS + 1) + ACTIONS]
+        );
+        assert_eq!(v[i], direct[i * (ACTIONS + 1) + ACTIONS]);
+    }
+
+    let sidecar = path.with_extension("json");
+    let text = std::fs::read_to_string(&sidecar).unwrap();
+    assert!(text.contains("\"encoding_version\": 2"), "{text}");
+    std::fs::write(
+        &sidecar,
+        text.replace("\"encoding_version\": 2", "\"encoding_version\": 1"),
+    )
+    .unwrap();
+    let e = format!("{:#}", Network::load(&path, tch::Device::Cpu).unwrap_err());
+    assert!(e.contains("does not match its architecture"), "{e}");
 }
