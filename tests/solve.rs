@@ -382,3 +382,55 @@ fn error_lines_are_lines_of_the_file() {
         "{err}"
     );
 }
+
+/// `net:...:prove=F`: a timed network player that tries an alpha-beta proof with a share of
+/// its time first keeps every proven win its raw policy gives away (the shipped puzzles the
+/// policy alone fails), and the option refuses shares outside (0, 1).
+#[test]
+fn network_player_with_a_proof_first_keeps_the_wins_its_policy_misses() {
+    let file = format!(
+        "{}/docs/solving/kujifunza-puzzles.jsonl",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let model = format!(
+        "{}/models/kujifunza.safetensors",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let puzzles = bao::program::puzzles::read_puzzles(std::path::Path::new(&file)).unwrap();
+    let spec = |s: String| -> bao::program::players::PlayerSpec { s.parse().unwrap() };
+    let policy = spec(format!("net:{model}:sims=0"));
+    let missed: Vec<_> = puzzles
+        .iter()
+        .filter(|p| {
+            let s = bao::program::puzzles::score(
+                &policy,
+                Variant::Kujifunza,
+                std::slice::from_ref(p),
+                1,
+            );
+            s.unwrap().kept == 0
+        })
+        .cloned()
+        .collect();
+    assert!(
+        !missed.is_empty(),
+        "the raw policy keeps all {} wins",
+        puzzles.len()
+    );
+    // One simulation: without the proof this is the raw policy again.
+    let alone = spec(format!("net:{model}:sims=1:ms=1000"));
+    let alone = bao::program::puzzles::score(&alone, Variant::Kujifunza, &missed, 1).unwrap();
+    assert!(alone.kept < alone.puzzles, "{alone:?}");
+    let proving = spec(format!("net:{model}:sims=1:ms=1000:prove=0.9"));
+    assert!(proving.to_string().ends_with(":prove=0.9"), "{proving}");
+    let s = bao::program::puzzles::score(&proving, Variant::Kujifunza, &missed, 1).unwrap();
+    assert_eq!(s.kept, s.puzzles, "{s:?}");
+
+    for bad in ["0", "1", "1.5", "-0.2", "half"] {
+        let e = format!("net:{model}:prove={bad}")
+            .parse::<bao::program::players::PlayerSpec>()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("share of the time"), "{bad}: {e}");
+    }
+}

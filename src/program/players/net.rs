@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use super::spec::NetParams;
+use super::alphabeta::{AlphaBeta, Proof};
+use super::spec::{AlphaBetaParams, NetParams};
 use super::{no_moves, Analysis, ChosenMove, Limits, MoveScore, Player};
 use crate::game::{Position, Variant, ACTIONS};
 use crate::neuralnet::CachedEvaluator;
@@ -114,6 +115,8 @@ pub struct SearchPlayer {
     sims: u32,
     ms: Option<u64>,
     evaluator: SendEvaluator,
+    /// `prove=F`: the alpha-beta that tries a proof first, and its share of the time.
+    prover: Option<(AlphaBeta, f32)>,
 }
 
 impl SearchPlayer {
@@ -132,7 +135,53 @@ impl SearchPlayer {
             sims: params.sims(),
             ms: params.ms,
             evaluator,
+            prover: params
+                .prove
+                .map(|share| (AlphaBeta::new(AlphaBetaParams::DEFAULT_TT_MB), share)),
         }
+    }
+
+    /// `prove=F`: an alpha-beta proof within `share` of `time`. Returns the move to play when
+    /// it proves a win (the fastest it found), and the time it used.
+    fn try_proof(
+        &mut self,
+        pos: &Position,
+        time: Duration,
+        limits: &Limits,
+    ) -> anyhow::Result<(Option<ChosenMove>, Duration)> {
+        let Some((search, share)) = self.prover.as_mut() else {
+            return Ok((None, Duration::ZERO));
+        };
+        let clock = limits.clock_for(Some(time.mul_f32(*share)));
+        let r = search.search(pos, AlphaBetaParams::MAX_DEPTH, &clock)?;
+        let used = clock.elapsed();
+        if r.proof() != Proof::Win {
+            return Ok((None, used));
+        }
+        // Our tree follows the game: keep the subtree of the move played, if it has one.
+        self.mcts.advance(r.best.mv);
+        let mover = pos.to_move();
+        Ok((
+            Some(ChosenMove {
+                mv: r.best,
+                analysis: Analysis {
+                    value: Some(1.0),
+                    top: vec![MoveScore {
+                        notation: r.best.notation(mover),
+                        visits: None,
+                        score: Some(1.0),
+                    }],
+                    pv: crate::program::analyze::line_notation(
+                        pos,
+                        &r.pv.iter().map(|lm| lm.mv).collect::<Vec<_>>(),
+                    ),
+                    nodes: Some(r.nodes),
+                    depth: Some(r.depth),
+                    batch_fill: None,
+                },
+            }),
+            used,
+        ))
     }
 
     /// The simulations and time of one move: explicit limits replace the spec's.
@@ -160,6 +209,9 @@ impl Player for SearchPlayer {
 
     fn new_game(&mut self, seed: u64) {
         self.mcts = Mcts::new(self.search.clone(), seed);
+        if let Some((search, _)) = self.prover.as_mut() {
+            search.clear();
+        }
     }
 
     fn choose(&mut self, pos: &Position, limits: &Limits) -> anyhow::Result<ChosenMove> {
@@ -167,7 +219,14 @@ impl Player for SearchPlayer {
         if moves.is_empty() {
             return Err(no_moves(pos));
         }
-        let (sims, time) = self.budget(limits);
+        let (sims, mut time) = self.budget(limits);
+        if let Some(t) = time {
+            let (proven, used) = self.try_proof(pos, t, limits)?;
+            if let Some(chosen) = proven {
+                return Ok(chosen);
+            }
+            time = Some(t.saturating_sub(used));
+        }
         let clock = limits.clock_for(time);
         let result = self
             .mcts

@@ -101,6 +101,10 @@ pub struct NetParams {
     pub search: Vec<(String, String)>,
     pub device: Option<DeviceChoice>,
     pub seed: Option<u64>,
+    /// `prove=F`: the share (0 < F < 1) of a timed move's budget given first to an alpha-beta
+    /// proof; a proven win is played at once, otherwise the network searches the rest. Where
+    /// proofs come cheap (Kujifunza, late Kiswahili) a proven value is never given away.
+    pub prove: Option<f32>,
 }
 
 impl NetParams {
@@ -216,6 +220,7 @@ impl FromStr for PlayerSpec {
                         "ms" => p.ms = Some(positive(k, v, &fail)?),
                         "device" => p.device = Some(v.parse().map_err(|e: String| fail(e))?),
                         "seed" => p.seed = Some(number(k, v, &fail)?),
+                        "prove" => p.prove = Some(share(k, v, &fail)?),
                         "cpuct" => p.search.push(("c_puct".into(), v.into())),
                         _ => p.search.push((k.into(), v.into())),
                     }
@@ -224,7 +229,7 @@ impl FromStr for PlayerSpec {
                 // before any game is played.
                 SearchParams::default()
                     .with_overrides(p.search.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-                    .map_err(|e| fail(format!("{e:#} (net: options are sims, ms, device, seed and [search] keys)")))?;
+                    .map_err(|e| fail(format!("{e:#} (net: options are sims, ms, device, seed, prove and [search] keys)")))?;
                 let mut keys: Vec<&str> = p.search.iter().map(|(k, _)| k.as_str()).collect();
                 keys.sort_unstable();
                 if let Some(w) = keys.windows(2).find(|w| w[0] == w[1]) {
@@ -363,6 +368,16 @@ fn positive_f32(
     }
 }
 
+/// A share strictly between 0 and 1.
+fn share(key: &str, value: &str, fail: &dyn Fn(String) -> SpecError) -> Result<f32, SpecError> {
+    match value.parse::<f32>() {
+        Ok(x) if x > 0.0 && x < 1.0 => Ok(x),
+        _ => Err(fail(format!(
+            "`{key}={value}`: expected a share of the time between 0 and 1, e.g. 0.3"
+        ))),
+    }
+}
+
 fn unknown(kind: &str, key: &str, known: &str, fail: &dyn Fn(String) -> SpecError) -> SpecError {
     fail(format!(
         "unknown option `{key}` for {kind} (expected {known})"
@@ -438,7 +453,8 @@ impl fmt::Display for PlayerSpec {
                     write!(f, ":{k}={v}")?;
                 }
                 opt(f, "device", &p.device)?;
-                opt(f, "seed", &p.seed)
+                opt(f, "seed", &p.seed)?;
+                opt(f, "prove", &p.prove)
             }
             PlayerSpec::Ext(p) => {
                 write!(f, "ext:\"{}\"", p.command)?;
