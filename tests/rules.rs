@@ -159,16 +159,21 @@ fn r6_takasa_from_back_row_when_front_holds_no_pair() {
     assert!(m.iter().all(|x| x.starts_with("B2")), "{m:?}");
 }
 
-#[test]
-fn r5_r10_capture_that_empties_the_front_row_wins_mid_move() {
-    // A3 sows into A4, A5; A5 was occupied and faces a4, North's only occupied front hole.
-    let p = state(
+/// A3 sows into A4, A5; A5 was occupied and faces a4, North's only occupied front hole: A3R
+/// captures its 3 seeds and wins mid-move (R5, R10).
+fn front_emptying_capture() -> Position {
+    state(
         "kujifunza",
         "S",
         ([0, 0, 2, 0, 1, 0, 0, 0], [4; 8], 0, false),
         ([0, 0, 0, 3, 0, 0, 0, 0], [4, 4, 4, 4, 4, 4, 1, 1], 0, false),
         None,
-    );
+    )
+}
+
+#[test]
+fn r5_r10_capture_that_empties_the_front_row_wins_mid_move() {
+    let p = front_emptying_capture();
     let lm = p.parse_move("A3R").unwrap();
     assert_eq!(lm.kind, MoveKind::MtajiCapture);
     match lm.after {
@@ -624,14 +629,8 @@ fn features_are_from_the_side_to_move() {
 fn r5_move_feature_planes_show_each_moves_capture_and_win() {
     use bao::game::features::{cell, Encoding, CELLS, FEATURES, MOVE_PLANES};
     let encoding = Encoding::BoardAndMoves;
-    // The position of r5_r10 above: A3R wins mid-move, after capturing a4's 3 seeds.
-    let p = state(
-        "kujifunza",
-        "S",
-        ([0, 0, 2, 0, 1, 0, 0, 0], [4; 8], 0, false),
-        ([0, 0, 0, 3, 0, 0, 0, 0], [4, 4, 4, 4, 4, 4, 1, 1], 0, false),
-        None,
-    );
+    // A3R wins mid-move, after capturing a4's 3 seeds.
+    let p = front_emptying_capture();
     let mut f = vec![0.0; encoding.features()];
     encoding.encode(&p, &mut f);
     // South's front hole n (A n).
