@@ -58,6 +58,7 @@ fn shipped_run_configs_load() {
             "kiswahili-continue.toml",
             "kiswahili.toml",
             "kujifunza-aux.toml",
+            "kujifunza-baseline.toml",
             "kujifunza-moves.toml",
             "kujifunza-quick.toml",
             "kujifunza-recipe.toml",

@@ -564,35 +564,37 @@ pub fn run_selfplay(
             .for_each(|s| s.select(params, cfg));
 
         // Finished games: samples to shards, records beside them, new games in their place.
+        // A new game can end inside its random opening plies, done before it searched at all:
+        // it is counted at once and another takes its place.
         for slot in slots.iter_mut() {
-            if !slot.done {
-                continue;
-            }
-            stats.games += 1;
-            stats.count_game(&slot.record.moves);
-            stats.plies += slot.ply as u64;
-            stats.simulations += slot.sims;
-            stats.solver_proven += slot.solver_proven;
-            stats.solver_corrected += slot.solver_corrected;
-            match slot.record.result {
-                GameResult::Unfinished => stats.unfinished += 1,
-                GameResult::SouthWon => stats.south_wins += 1,
-                GameResult::NorthWon => {}
-            }
-            records.push(std::mem::replace(&mut slot.record, GameRecord::new(&start)));
-            for (sample, _) in slot.samples.drain(..) {
-                stats.positions += 1;
-                let index = writer.next_index();
-                if let Some(path) = writer.push(sample)? {
-                    stats.shards.push(path);
-                    let rpath = writer.companion_path(index, "games.jsonl");
-                    write_records(&rpath, &records)?;
-                    records.clear();
-                    stats.record_files.push(rpath);
+            while slot.done {
+                stats.games += 1;
+                stats.count_game(&slot.record.moves);
+                stats.plies += slot.ply as u64;
+                stats.simulations += slot.sims;
+                stats.solver_proven += slot.solver_proven;
+                stats.solver_corrected += slot.solver_corrected;
+                match slot.record.result {
+                    GameResult::Unfinished => stats.unfinished += 1,
+                    GameResult::SouthWon => stats.south_wins += 1,
+                    GameResult::NorthWon => {}
                 }
-            }
-            bar.inc(1);
-            if (next_id as usize) < games {
+                records.push(std::mem::replace(&mut slot.record, GameRecord::new(&start)));
+                for (sample, _) in slot.samples.drain(..) {
+                    stats.positions += 1;
+                    let index = writer.next_index();
+                    if let Some(path) = writer.push(sample)? {
+                        stats.shards.push(path);
+                        let rpath = writer.companion_path(index, "games.jsonl");
+                        write_records(&rpath, &records)?;
+                        records.clear();
+                        stats.record_files.push(rpath);
+                    }
+                }
+                bar.inc(1);
+                if (next_id as usize) >= games {
+                    break;
+                }
                 *slot = Slot::new(next_id, start, cfg.seed, params, cfg);
                 next_id += 1;
                 slot.select(params, cfg);
