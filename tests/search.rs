@@ -293,6 +293,40 @@ fn tree_reuse_keeps_the_subtree() {
     );
 }
 
+/// A move made without the search (a player's proof): `follow` takes the kept tree from our
+/// last move's position through the opponent's reply to that move, keeping its subtree; a
+/// position the tree does not know drops it.
+#[test]
+fn follow_keeps_the_subtree_through_a_reply_and_a_move_not_searched() {
+    let start = Position::start(Variant::Kujifunza);
+    let mut mcts = Mcts::new(SearchParams::default(), 9);
+    let r = mcts.search(&start, 2000, &mut UniformEvaluator).unwrap();
+    // Our move, the opponent's reply and our next move: the principal variation, so the tree
+    // holds all three.
+    assert!(r.pv.len() >= 3, "{:?}", r.pv);
+    let (ours, reply, next) = (r.pv[0], r.pv[1], r.pv[2]);
+    mcts.advance(ours);
+    let step = |p: &Position, mv| match p.play(mv).unwrap() {
+        After::Position(q) => q,
+        After::Won(_) => panic!("the line ends the game"),
+    };
+    let replied = step(&step(&start, ours), reply);
+    let after_next = step(&replied, next);
+    mcts.follow(&replied, next);
+    let kept = mcts.tree_size();
+    assert!(kept > 0, "the subtree under the reply and our move is kept");
+    let r2 = mcts.search(&after_next, 50, &mut UniformEvaluator).unwrap();
+    assert!(r2.child_visits >= 50, "{}", r2.child_visits);
+    assert!(mcts.last_stats().reused);
+
+    mcts.follow(&start, ours);
+    assert_eq!(
+        mcts.tree_size(),
+        0,
+        "a position the tree does not hold drops it"
+    );
+}
+
 #[test]
 fn seeded_noise_is_reproducible_and_seed_dependent() {
     let start = Position::start(Variant::Kiswahili);

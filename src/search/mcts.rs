@@ -112,17 +112,7 @@ impl Mcts {
         clock: &Clock,
         evaluator: &mut dyn Evaluator,
     ) -> anyhow::Result<SearchResult> {
-        let mut reused = false;
-        if self.params.reuse_tree {
-            if let Some(tree) = self.tree.as_mut() {
-                if tree.root_position() != pos {
-                    if let Some(mv) = tree.move_to(pos) {
-                        tree.advance(mv, None);
-                    }
-                }
-                reused = tree.root_position() == pos;
-            }
-        }
+        let reused = self.reroot(pos);
         if !reused {
             self.tree = Some(Tree::new(*pos));
         }
@@ -210,6 +200,33 @@ impl Mcts {
     /// What the last search spent.
     pub fn last_stats(&self) -> SearchStats {
         self.stats
+    }
+
+    /// Brings the kept tree's root to `pos` when `pos` is its root or one of its children (the
+    /// opponent's reply to our last move); false when there is no such tree.
+    fn reroot(&mut self, pos: &Position) -> bool {
+        if !self.params.reuse_tree {
+            return false;
+        }
+        let Some(tree) = self.tree.as_mut() else {
+            return false;
+        };
+        if tree.root_position() != pos {
+            if let Some(mv) = tree.move_to(pos) {
+                tree.advance(mv, None);
+            }
+        }
+        tree.root_position() == pos
+    }
+
+    /// The game went from `pos` by `mv` without this search choosing it (a move proven by
+    /// other means): keeps the subtree under `mv` when the tree knows `pos`, else drops it.
+    pub fn follow(&mut self, pos: &Position, mv: Move) {
+        if self.reroot(pos) {
+            self.advance(mv);
+        } else {
+            self.tree = None;
+        }
     }
 
     /// Moves the kept tree's root along `mv` (played by either side), keeping the subtree.

@@ -158,8 +158,8 @@ impl SearchPlayer {
         if r.proof() != Proof::Win {
             return Ok((None, used));
         }
-        // Our tree follows the game: keep the subtree of the move played, if it has one.
-        self.mcts.advance(r.best.mv);
+        // Our tree follows the game (its root may still be our previous move's position).
+        self.mcts.follow(pos, r.best.mv);
         let mover = pos.to_move();
         Ok((
             Some(ChosenMove {
