@@ -92,12 +92,7 @@ impl Encoding {
     /// Writes the features of `pos` into `out` (exactly [`Self::features`] floats, every one
     /// written).
     pub fn encode(self, pos: &Position, out: &mut [f32]) {
-        assert_eq!(
-            out.len(),
-            self.features(),
-            "feature buffer must hold {} floats",
-            self.features()
-        );
+        // Both arms check the buffer's length.
         match self {
             Encoding::Board => encode(pos, out),
             Encoding::BoardAndMoves => self.encode_with_moves(pos, &pos.legal_moves(), out),

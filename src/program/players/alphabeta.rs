@@ -407,34 +407,40 @@ impl Player for AlphaBetaPlayer {
     fn choose(&mut self, pos: &Position, limits: &Limits) -> anyhow::Result<ChosenMove> {
         let (depth, time) = self.budget(limits);
         let r = self.search.search(pos, depth, &limits.clock_for(time))?;
-        let mut mover = pos.to_move();
-        let pv =
-            r.pv.iter()
-                .map(|lm| {
-                    let s = lm.notation(mover);
-                    mover = mover.opponent();
-                    s
-                })
-                .collect();
-        let value = score_to_value(r.score);
-        Ok(ChosenMove {
-            mv: r.best,
-            analysis: Analysis {
-                value: Some(value),
-                top: vec![MoveScore {
-                    notation: r.best.notation(pos.to_move()),
-                    visits: None,
-                    score: Some(value),
-                }],
-                pv,
-                nodes: Some(r.nodes),
-                depth: Some(r.depth),
-                batch_fill: None,
-            },
-        })
+        Ok(chosen_move(pos, &r))
     }
 
     fn new_game(&mut self, _seed: u64) {
         self.search.clear();
+    }
+}
+
+/// The move a search of `pos` chose, with what it saw (also the network player's move when
+/// its proof-first search proves a win).
+pub fn chosen_move(pos: &Position, r: &SearchReport) -> ChosenMove {
+    let mut mover = pos.to_move();
+    let pv =
+        r.pv.iter()
+            .map(|lm| {
+                let s = lm.notation(mover);
+                mover = mover.opponent();
+                s
+            })
+            .collect();
+    let value = score_to_value(r.score);
+    ChosenMove {
+        mv: r.best,
+        analysis: Analysis {
+            value: Some(value),
+            top: vec![MoveScore {
+                notation: r.best.notation(pos.to_move()),
+                visits: None,
+                score: Some(value),
+            }],
+            pv,
+            nodes: Some(r.nodes),
+            depth: Some(r.depth),
+            batch_fill: None,
+        },
     }
 }

@@ -160,28 +160,7 @@ impl SearchPlayer {
         }
         // Our tree follows the game (its root may still be our previous move's position).
         self.mcts.follow(pos, r.best.mv);
-        let mover = pos.to_move();
-        Ok((
-            Some(ChosenMove {
-                mv: r.best,
-                analysis: Analysis {
-                    value: Some(1.0),
-                    top: vec![MoveScore {
-                        notation: r.best.notation(mover),
-                        visits: None,
-                        score: Some(1.0),
-                    }],
-                    pv: crate::program::analyze::line_notation(
-                        pos,
-                        &r.pv.iter().map(|lm| lm.mv).collect::<Vec<_>>(),
-                    ),
-                    nodes: Some(r.nodes),
-                    depth: Some(r.depth),
-                    batch_fill: None,
-                },
-            }),
-            used,
-        ))
+        Ok((Some(super::alphabeta::chosen_move(pos, &r)), used))
     }
 
     /// The simulations and time of one move: explicit limits replace the spec's.
