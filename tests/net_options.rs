@@ -413,3 +413,83 @@ fn move_features_network_trains_evaluates_and_round_trips() {
     let e = format!("{:#}", Network::load(&path, tch::Device::Cpu).unwrap_err());
     assert!(e.contains("does not match its architecture"), "{e}");
 }
+
+/// A trained network grown into move features and auxiliary heads (`bao train --init` of an
+/// older model) computes exactly what it did: the new input planes start at zero weight. Any
+/// other difference (a size, or turning a switch off) is refused by name.
+#[test]
+fn a_trained_network_grows_into_move_features_unchanged() {
+    use bao::game::features::Encoding;
+    use bao::neuralnet::NetEvaluator;
+    use bao::search::Evaluator;
+    let shipped = Network::load(
+        std::path::Path::new("models/kujifunza.safetensors"),
+        tch::Device::Cpu,
+    )
+    .unwrap();
+    assert_eq!(shipped.encoding(), Encoding::Board);
+    let config = NetConfig {
+        move_features: true,
+        aux_heads: true,
+        ..shipped.config().clone()
+    };
+    let grown = shipped.grown_to(&config).unwrap();
+    assert_eq!(grown.encoding(), Encoding::BoardAndMoves);
+    assert_eq!(grown.lineage(), shipped.lineage());
+    let positions: Vec<Position> = random_positions(Variant::Kujifunza, 4, 11)
+        .into_iter()
+        .filter(|p| !p.legal_moves().is_empty())
+        .take(64)
+        .collect();
+    let n = positions.len();
+    let masks: Vec<u64> = positions.iter().map(|p| p.legal_moves().mask()).collect();
+    let evaluate = |net: Network| {
+        let (mut p, mut v) = (vec![0.0; n * ACTIONS], vec![0.0; n]);
+        NetEvaluator::new(net)
+            .evaluate(&positions, &masks, &mut p, &mut v)
+            .unwrap();
+        (p, v)
+    };
+    let again = shipped.grown_to(shipped.config()).unwrap();
+    let (p0, v0) = evaluate(shipped);
+    let (p1, v1) = evaluate(grown);
+    let worst = p0
+        .iter()
+        .zip(&p1)
+        .chain(v0.iter().zip(&v1))
+        .map(|(a, b)| (a - b).abs())
+        .fold(0f32, f32::max);
+    assert!(worst < 1e-5, "grown network differs by {worst}");
+    assert!(
+        v0.iter().any(|v| v.abs() > 0.05),
+        "a trained value head: {v0:?}"
+    );
+
+    // Shrinking, resizing and switching off are refused.
+    for (what, bad) in [
+        (
+            "wider",
+            NetConfig {
+                channels: again.config().channels + 8,
+                ..again.config().clone()
+            },
+        ),
+        (
+            "deeper",
+            NetConfig {
+                blocks: again.config().blocks + 1,
+                ..again.config().clone()
+            },
+        ),
+    ] {
+        let e = format!("{:#}", again.grown_to(&bad).unwrap_err());
+        assert!(e.contains("cannot grow"), "{what}: {e}");
+    }
+    let moves = Network::new(&config, Variant::Kujifunza, tch::Device::Cpu).unwrap();
+    let plain = NetConfig {
+        move_features: false,
+        ..config.clone()
+    };
+    let e = format!("{:#}", moves.grown_to(&plain).unwrap_err());
+    assert!(e.contains("cannot grow"), "{e}");
+}

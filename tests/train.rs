@@ -250,7 +250,26 @@ fn a_new_run_can_start_from_a_checkpoint() {
         "{:#}",
         train(&small, &tmp.path().join("third"), Some(&init)).unwrap_err()
     );
-    assert!(err.contains("--init") && err.contains("differs"), "{err}");
+    assert!(
+        err.contains("--init") && err.contains("cannot grow"),
+        "{err}"
+    );
+    // The same network with move features turned on grows from it: generation 0 reads the
+    // move planes (encoding version 2), the run trains on.
+    let moves_dir = tmp.path().join("moves");
+    std::fs::create_dir_all(&moves_dir).unwrap();
+    let moves = write_config(
+        &moves_dir,
+        &CONFIG.replace(
+            "preset = \"tiny\"",
+            "preset = \"tiny\"\nmove_features = true",
+        ),
+    );
+    let fifth = tmp.path().join("fifth");
+    train(&moves, &fifth, Some(&init)).unwrap();
+    let meta0 = std::fs::read_to_string(fifth.join("models/gen-000000.json")).unwrap();
+    assert!(meta0.contains("\"encoding_version\": 2"), "{meta0}");
+    assert!(fifth.join("models/gen-000002.safetensors").exists());
     let kis_dir = tmp.path().join("kis");
     std::fs::create_dir_all(&kis_dir).unwrap();
     let kis = write_config(

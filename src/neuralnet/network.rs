@@ -278,6 +278,47 @@ impl Network {
         Ok(copy)
     }
 
+    /// This network grown into `config`, which may add what a trained network can learn to use
+    /// without forgetting what it knows (`bao train --init` of an older model into a config
+    /// with these switches on). Move features: the stem's weights for the new planes start at
+    /// zero (the board planes come first in every [`Encoding`]), so the grown network computes
+    /// exactly what this one does until training teaches it to read them. Auxiliary heads:
+    /// freshly initialised; inference never reads them. Any other difference is refused.
+    pub fn grown_to(&self, config: &NetConfig) -> anyhow::Result<Network> {
+        let additions_only = NetConfig {
+            aux_heads: config.aux_heads,
+            move_features: config.move_features,
+            ..self.config.clone()
+        };
+        anyhow::ensure!(
+            additions_only == *config
+                && config.aux_heads >= self.config.aux_heads
+                && config.move_features >= self.config.move_features,
+            "network {:?} cannot grow into {:?}: only move_features and aux_heads may be \
+             turned on; sizes must match",
+            self.config,
+            config
+        );
+        let mut grown = Network::new(config, self.variant, self.device())?;
+        let ours = self.vs.variables();
+        for (name, var) in grown.vs.variables().iter_mut() {
+            // A tensor this network lacks belongs to a new head: it keeps its fresh init.
+            let Some(src) = ours.get(name) else { continue };
+            let copied = tch::no_grad(|| {
+                if src.size() == var.size() {
+                    return var.f_copy_(src);
+                }
+                // Only the stem's input planes may differ: old planes copied, new ones zero.
+                let _zeroed_in_place = var.f_zero_()?;
+                var.f_narrow(1, 0, src.size()[1])?.f_copy_(src)
+            });
+            copied.with_context(|| format!("cannot grow tensor `{name}`"))?;
+        }
+        grown.lineage = self.lineage.clone();
+        grown.search = self.search.clone();
+        Ok(grown)
+    }
+
     /// Copies the tensors of a `.safetensors` file into this network, requiring exactly the
     /// same names, shapes and float type (unlike `VarStore::load`, which would broadcast a
     /// wrongly shaped tensor and ignore extra ones) and finite values, from the file the

@@ -78,7 +78,8 @@ impl RunDir {
 ///
 /// A new run starts from a randomly initialised network, or from the checkpoint `init` (its
 /// weights, and its optimizer state when saved beside it): that is how a run goes on from a
-/// shipped model in a fresh checkout. `init` must match the config's variant and network.
+/// shipped model in a fresh checkout. `init` must match the config's variant and network, up to
+/// the additions [`Network::grown_to`] makes.
 pub fn train(
     config_path: &Path,
     run_dir: &Path,
@@ -214,21 +215,26 @@ fn initial_learner(
     };
     let what = || format!("--init {}", path.display());
     let net = Network::load_for(path, config.variant, device).with_context(what)?;
-    anyhow::ensure!(
-        net.config() == &config.network,
-        "--init {}: its network {:?} differs from the config's [network] {:?}",
-        path.display(),
-        net.config(),
-        config.network
-    );
-    drop(net);
-    // Keep the optimizer's moments when they were saved beside the checkpoint.
-    let mut learner = match Learner::resume(path, device, config.optimizer.clone()) {
-        Ok(l) => l,
-        Err(_) => Learner::new(
-            Network::load_for(path, config.variant, device).with_context(what)?,
-            config.optimizer.clone(),
-        )?,
+    let mut learner = if net.config() != &config.network {
+        // Move features or auxiliary heads turned on for a trained model: grow it (its
+        // function unchanged); the optimizer's moments do not fit the new shapes.
+        let grown = net.grown_to(&config.network).with_context(what)?;
+        eprintln!(
+            "--init {}: grown into the config's [network] (new inputs start at zero weight); \
+             the optimizer starts afresh",
+            path.display()
+        );
+        Learner::new(grown, config.optimizer.clone())?
+    } else {
+        drop(net);
+        // Keep the optimizer's moments when they were saved beside the checkpoint.
+        match Learner::resume(path, device, config.optimizer.clone()) {
+            Ok(l) => l,
+            Err(_) => Learner::new(
+                Network::load_for(path, config.variant, device).with_context(what)?,
+                config.optimizer.clone(),
+            )?,
+        }
     };
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
     learner.set_lineage(0, name);
