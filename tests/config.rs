@@ -56,6 +56,7 @@ fn shipped_run_configs_load() {
         [
             "kiswahili-campaign.toml",
             "kiswahili-continue.toml",
+            "kiswahili-moves.toml",
             "kiswahili.toml",
             "kujifunza-aux.toml",
             "kujifunza-baseline.toml",
