@@ -60,6 +60,7 @@ fn shipped_run_configs_load() {
             "kiswahili.toml",
             "kujifunza-aux.toml",
             "kujifunza-baseline.toml",
+            "kujifunza-campaign.toml",
             "kujifunza-moves-4x48.toml",
             "kujifunza-moves.toml",
             "kujifunza-quick.toml",
