@@ -233,6 +233,49 @@ fn tournament_reports_ratings_json_and_plot() {
     assert_eq!(v["ratings"].as_array().unwrap().len(), 3);
     assert_eq!(v["games"].as_array().unwrap().len(), 18);
     assert!(v["pairs"][0]["a_win_rate_ci95"].is_array());
+    // Every game's record replays, with legal moves, from the start through its opening to
+    // the end the tournament reported, and names its players.
+    for g in &r.games {
+        let rec = &g.record;
+        assert_eq!(rec.moves[..g.opening_moves.len()], g.opening_moves[..]);
+        assert_eq!(rec.plies, g.plies);
+        let (_, outcome) = rec.replay().unwrap();
+        assert_eq!(outcome.map(|o| o.winner), g.end.winner());
+        assert_eq!(rec.result.winner(), g.end.winner());
+        assert_eq!(rec.meta["south"], r.players[g.south]);
+        assert_eq!(rec.meta["north"], r.players[g.north]);
+    }
+    // `bao replay --game N` steps through one game of such a records file.
+    let games = dir.path().join("games.jsonl");
+    let records: Vec<_> = r.games.iter().map(|g| g.record.clone()).collect();
+    bao::dataio::records::write_records(&games, &records).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bao"))
+        .args(["replay", "--game", "3"])
+        .arg(&games)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        text.matches("plays ").count(),
+        r.games[2].plies as usize,
+        "{text}"
+    );
+    assert!(text.contains(&r.players[r.games[2].south]), "{text}");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bao"))
+        .args(["replay", "--game", "19"])
+        .arg(&games)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("holds games 1 to 18"),
+        "{err}"
+    );
     let svg = tournament::elo_svg(&r).unwrap();
     assert!(
         svg.contains("<svg") && svg.contains("random"),

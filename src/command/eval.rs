@@ -55,7 +55,7 @@ pub struct Args {
     /// share of proven-won positions where its move keeps the win; writes `puzzles.json`.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["proofs", "sprt"])]
     pub puzzles: Option<PathBuf>,
-    /// Folder for `results.json` and `elo.svg`.
+    /// Folder for `results.json`, `elo.svg` and `games.jsonl` (every game's moves).
     #[arg(long, default_value = "eval-results")]
     pub out: PathBuf,
 }
@@ -96,7 +96,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     tournament::write_json(&result, &json)?;
     let svg = args.out.join("elo.svg");
     crate::dataio::atomic::write_bytes(&svg, tournament::elo_svg(&result)?.as_bytes())?;
-    println!("wrote {} and {}", json.display(), svg.display());
+    let games = args.out.join("games.jsonl");
+    let records: Vec<_> = result.games.iter().map(|g| g.record.clone()).collect();
+    crate::dataio::records::write_records(&games, &records)?;
+    println!(
+        "wrote {}, {} and {} (every game's moves: `bao replay --game N` shows one)",
+        json.display(),
+        svg.display(),
+        games.display()
+    );
     Ok(())
 }
 

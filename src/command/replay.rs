@@ -1,9 +1,14 @@
 //! `bao replay FILE`: steps through a saved game record (from `bao play`'s `save`), showing
-//! each position and the move played from it. With `--step`, waits for Enter between moves.
+//! each position and the move played from it. With `--step`, waits for Enter between moves;
+//! with `--game N`, FILE is a records file (`games.jsonl` of `bao eval` or self-play) and the
+//! N-th game in it is shown.
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 
+use anyhow::Context;
+
+use crate::dataio::records::read_records;
 use crate::program::game::PlayRecord;
 
 #[derive(Debug, clap::Args)]
@@ -13,6 +18,10 @@ pub struct Args {
     /// Wait for Enter after each position.
     #[arg(long)]
     pub step: bool,
+    /// FILE is a records file (one game a line, as `bao eval --out` and self-play write):
+    /// show its N-th game, counting from 1.
+    #[arg(long, value_name = "N")]
+    pub game: Option<usize>,
 }
 
 /// Writes every position of the record with its move, then the result.
@@ -57,7 +66,24 @@ pub fn replay(
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let record = PlayRecord::load(&args.file)?;
+    let record = match args.game {
+        None => PlayRecord::load(&args.file)?,
+        Some(n) => {
+            let records = read_records(&args.file)?;
+            let game = n
+                .checked_sub(1)
+                .and_then(|i| records.get(i))
+                .with_context(|| {
+                    format!(
+                        "--game {n}: {} holds games 1 to {}",
+                        args.file.display(),
+                        records.len()
+                    )
+                })?;
+            PlayRecord::from_game_record(game)
+                .with_context(|| format!("game {n} of {}", args.file.display()))?
+        }
+    };
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
     let mut out = std::io::stdout().lock();

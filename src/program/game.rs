@@ -6,6 +6,7 @@ use std::path::Path;
 use anyhow::Context;
 
 use crate::dataio::atomic::write_bytes;
+use crate::dataio::records::GameRecord;
 use crate::game::json::StateJson;
 use crate::game::{After, LegalMove, Outcome, Position, Side, Variant};
 
@@ -30,6 +31,22 @@ impl PlayRecord {
             .with_context(|| format!("cannot read {}", path.display()))?;
         serde_json::from_str(&text)
             .with_context(|| format!("{} is not a game record", path.display()))
+    }
+
+    /// One game of a records file (self-play's or `bao eval`'s `games.jsonl`) in this form,
+    /// players from its `meta` (`south`, `north`) when it names them.
+    pub fn from_game_record(record: &GameRecord) -> anyhow::Result<PlayRecord> {
+        let players = match (record.meta.get("south"), record.meta.get("north")) {
+            (Some(s), Some(n)) => vec![s.clone(), n.clone()],
+            _ => Vec::new(),
+        };
+        Ok(PlayRecord {
+            variant: record.variant,
+            start: record.start_position()?.to_state_json(),
+            moves: record.moves.clone(),
+            players,
+            winner: record.result.winner(),
+        })
     }
 
     pub fn save(&self, path: &Path) -> anyhow::Result<()> {

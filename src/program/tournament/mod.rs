@@ -26,7 +26,8 @@ use super::players::{self, ChosenMove, Limits, Player, PlayerSpec};
 use super::proofs::{DroppedWin, ProofChecker, ProofCounts};
 use super::seeds::mix;
 use super::sprt::{Sprt, SprtDecision};
-use crate::game::{After, Position, Side, Variant, WinReason};
+use crate::dataio::records::{GameRecord, REASON_PLY_CAP};
+use crate::game::{After, Outcome, Position, Side, Variant, WinReason};
 use crate::search::ClockKind;
 
 /// Who plays whom.
@@ -150,6 +151,10 @@ pub struct GameSummary {
     /// Proven wins given away in this game (with `proofs` on), for anyone to check.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub dropped_wins: Vec<DroppedWin>,
+    /// Every move of the game, opening included, for `bao replay` and for finding where a
+    /// game was lost (`bao eval --out` writes them to `games.jsonl`).
+    #[serde(skip)]
+    pub record: GameRecord,
 }
 
 /// One player's proven-value figures over the tournament.
@@ -595,6 +600,8 @@ fn run_job(
     let mut costs = [MoveCosts::default(), MoveCosts::default()];
     let mut proofs = [ProofCounts::default(); 2];
     let mut dropped_wins = Vec::new();
+    let mut record = GameRecord::new(&Position::start(config.variant));
+    record.moves.clone_from(moves);
     let (end, plies) = play_game(
         ps,
         pn,
@@ -604,6 +611,7 @@ fn run_job(
         &limits,
         |pos, chosen, time| {
             let me = pos.to_move().index();
+            record.push(&chosen.mv, pos.to_move());
             costs[me].record(time, &chosen.analysis);
             if let Some(checker) = checker.as_mut() {
                 dropped_wins.extend(checker.check(pos, &chosen.mv, &mut proofs[me]));
@@ -619,6 +627,23 @@ fn run_job(
             job.pair
         );
     }
+    match &end {
+        GameEnd::Win { winner, reason } => record.finish_won(Outcome {
+            winner: *winner,
+            reason: *reason,
+        }),
+        GameEnd::Unfinished => record.finish_unfinished(REASON_PLY_CAP),
+        // Not a result on the board: the record says so and stays replayable.
+        GameEnd::Forfeit { loser, reason } => {
+            record.finish_unfinished(&format!("forfeit by {loser}: {reason}"))
+        }
+    }
+    record.id = Some(job.pair as u64 * config.games_per_pair as u64 + job.game as u64);
+    record.meta.extend([
+        ("south".to_string(), config.players[south].to_string()),
+        ("north".to_string(), config.players[north].to_string()),
+        ("opening".to_string(), (job.game / 2).to_string()),
+    ]);
     Ok(GameSummary {
         pair: job.pair,
         game: job.game,
@@ -631,6 +656,7 @@ fn run_job(
         costs,
         proofs,
         dropped_wins,
+        record,
     })
 }
 
