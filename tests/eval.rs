@@ -249,11 +249,14 @@ fn tournament_reports_ratings_json_and_plot() {
     let games = dir.path().join("games.jsonl");
     let records: Vec<_> = r.games.iter().map(|g| g.record.clone()).collect();
     bao::dataio::records::write_records(&games, &records).unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bao"))
-        .args(["replay", "--game", "3"])
-        .arg(&games)
-        .output()
-        .unwrap();
+    let replay = |n: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_bao"))
+            .args(["replay", "--game", n])
+            .arg(&games)
+            .output()
+            .unwrap()
+    };
+    let out = replay("3");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -266,11 +269,7 @@ fn tournament_reports_ratings_json_and_plot() {
         "{text}"
     );
     assert!(text.contains(&r.players[r.games[2].south]), "{text}");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bao"))
-        .args(["replay", "--game", "19"])
-        .arg(&games)
-        .output()
-        .unwrap();
+    let out = replay("19");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         !out.status.success() && err.contains("holds games 1 to 18"),
