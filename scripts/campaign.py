@@ -6,6 +6,7 @@ machine, so each session commits what the next one needs to go on and what reade
 Usage:
   scripts/campaign.py snapshot --run runs/kiswahili-campaign --to models/kiswahili-campaign \\
       --session NAME [--pid PID | --cpu-secs S] [--note TEXT]
+  scripts/campaign.py gauge --to models/kujifunza-campaign --results DIR/results.json
 
 Copies the run's newest checkpoint with its optimizer state (as latest.*: `bao train --init
 DEST/latest.safetensors` continues it in a fresh clone), its config, metrics.jsonl,
@@ -13,14 +14,24 @@ metrics.csv and curve.svg into DEST, and appends this session to DEST/hours.json
 generation and elapsed training time (state.json, cumulative over resumes) and the CPU
 seconds the session's `bao train` process has used (--pid reads them from /proc), one entry per
 --session, so the campaign's cumulative wall and CPU hours are on record.
+
+`gauge` files an equal-time match of the snapshot just taken (`bao eval --out DIR`'s
+results.json: the goal's match of issue 18) under DEST/gauges/gen-NNNNNN.json, tagged with the
+snapshot's generation and cumulative CPU hours, and redraws DEST/gauges.csv and gauges.svg: the
+campaign's score against CPU-hours with its 95% interval, the time each side used and, where the
+match checked proofs, the proven wins the network kept.
 """
 import argparse
 import datetime
+import csv
 import json
 import os
 import shutil
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from svgchart import line_chart  # noqa: E402
 
 
 def cpu_secs_of(pid):
@@ -66,6 +77,55 @@ def snapshot(run, dest, session_name, cpu_secs, note):
           + (f", {session['cpu_hours']} CPU-h this session" if cpu_secs is not None else ""))
 
 
+def gauge(dest, results_path):
+    """Files one match under DEST/gauges/ and redraws the campaign's gauge table and curve."""
+    hours = json.loads((dest / "hours.json").read_text())
+    results = json.loads(results_path.read_text())
+    pair = results["pairs"][0]
+    if not pair["a_name"].startswith("net:"):
+        sys.exit(f"{results_path}: the first player should be the network, not {pair['a_name']}")
+    g = hours["generation"]
+    (dest / "gauges").mkdir(exist_ok=True)
+    results["campaign"] = {"generation": g, "cpu_hours": hours["cpu_hours"]}
+    (dest / "gauges" / f"gen-{g:06}.json").write_text(json.dumps(results, indent=1) + "\n")
+    rows = []
+    for f in sorted((dest / "gauges").glob("gen-*.json")):
+        r = json.loads(f.read_text())
+        p, (net, ab) = r["pairs"][0], r["costs"][:2]
+        proofs = (r.get("proofs") or [None])[0]
+        rows.append({
+            "generation": r["campaign"]["generation"],
+            "cpu_hours": r["campaign"]["cpu_hours"],
+            "games": p["games"],
+            "net_wins": p["a_wins"],
+            "opponent_wins": p["b_wins"],
+            "score": round(p["a_win_rate"], 4),
+            "score_lo95": round(p["a_win_rate_ci95"][0], 4),
+            "score_hi95": round(p["a_win_rate_ci95"][1], 4),
+            "net_ms_per_move": round(net["mean_ms"], 1),
+            "opponent_ms_per_move": round(ab["mean_ms"], 1),
+            "opponent": p["b_name"],
+            "proven_wins": proofs["proven_wins"] if proofs else "",
+            "kept": proofs["kept"] if proofs else "",
+            "dropped": proofs["dropped"] if proofs else "",
+            "unresolved": proofs["unresolved"] if proofs else "",
+        })
+    with open(dest / "gauges.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    points = [{"x": r["cpu_hours"], "y": 100 * r["score"], "lo": 100 * r["score_lo95"],
+               "hi": 100 * r["score_hi95"],
+               "tip": f"generation {r['generation']}: {r['net_wins']}-{r['opponent_wins']}, "
+                      f"{r['net_ms_per_move']} / {r['opponent_ms_per_move']} ms a move"}
+              for r in rows]
+    (dest / "gauges.svg").write_text(line_chart(
+        f"{dest.name}: score against {rows[-1]['opponent']} at equal time",
+        "CPU-hours of this campaign", "score % (95% interval)",
+        [{"name": "network", "points": points}], y_step=10))
+    print(f"{dest}/gauges.csv: generation {g}, {rows[-1]['net_wins']}-{rows[-1]['opponent_wins']}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -76,7 +136,13 @@ def main():
     s.add_argument("--pid", type=int, help="read --cpu-secs from this live `bao train` process")
     s.add_argument("--session", required=True, help="this session's name (e.g. its date)")
     s.add_argument("--note", default="")
+    g = sub.add_parser("gauge")
+    g.add_argument("--to", type=Path, required=True, help="the campaign's snapshot folder")
+    g.add_argument("--results", type=Path, required=True, help="`bao eval --out`'s results.json")
     a = ap.parse_args()
+    if a.cmd == "gauge":
+        gauge(a.to, a.results)
+        return
     cpu = cpu_secs_of(a.pid) if a.pid else a.cpu_secs
     snapshot(a.run, a.to, a.session, cpu, a.note)
 
