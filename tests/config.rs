@@ -63,6 +63,7 @@ fn shipped_run_configs_load() {
             "kujifunza-campaign.toml",
             "kujifunza-moves-4x48.toml",
             "kujifunza-moves.toml",
+            "kujifunza-openings.toml",
             "kujifunza-quick.toml",
             "kujifunza-recipe.toml",
             "kujifunza-solver.toml",
@@ -71,10 +72,11 @@ fn shipped_run_configs_load() {
     );
 }
 
-/// Bad solver settings are refused by name: `[eval] proofs_ms = 0` would check nothing, and
-/// `[selfplay] solver_depth` beyond alpha-beta's limit cannot be searched.
+/// Bad settings are refused by name: `[eval] proofs_ms = 0` would check nothing,
+/// `[selfplay] solver_depth` beyond alpha-beta's limit cannot be searched, and an opening range
+/// that runs backwards holds no count.
 #[test]
-fn bad_solver_settings_are_refused() {
+fn bad_solver_and_opening_settings_are_refused() {
     let base = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/configs/kujifunza-quick.toml"
@@ -87,6 +89,10 @@ fn bad_solver_settings_are_refused() {
             base.replace("[selfplay]", "[selfplay]\nsolver_depth = 65"),
             "solver_depth",
         ),
+        (
+            base.replace("opening_plies = 2", "opening_plies = [4, 2]"),
+            "opening_plies = [4, 2]: the range must not run backwards",
+        ),
     ] {
         let path = dir.path().join("bad.toml");
         std::fs::write(&path, text).unwrap();
@@ -95,5 +101,32 @@ fn bad_solver_settings_are_refused() {
             bao::program::runconfig::RunConfig::load(&path).unwrap_err()
         );
         assert!(err.contains(expect), "{err}");
+    }
+}
+
+/// `[selfplay] opening_plies` takes a count or a range, and writes back the form it was given.
+#[test]
+fn opening_plies_take_a_count_or_a_range() {
+    use bao::program::selfplay::OpeningPlies;
+    let base = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/configs/kujifunza-quick.toml"
+    ))
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for (form, expect) in [
+        ("3", OpeningPlies::exactly(3)),
+        ("[0, 4]", OpeningPlies::range(0, 4).unwrap()),
+    ] {
+        let path = dir.path().join("c.toml");
+        std::fs::write(
+            &path,
+            base.replace("opening_plies = 2", &format!("opening_plies = {form}")),
+        )
+        .unwrap();
+        let cfg = bao::program::runconfig::RunConfig::load(&path).unwrap();
+        assert_eq!(cfg.selfplay.opening_plies, expect);
+        let text = toml::to_string(&cfg.selfplay).unwrap();
+        assert!(text.contains(&format!("opening_plies = {form}")), "{text}");
     }
 }

@@ -6,7 +6,7 @@ use bao::dataio::records::read_records;
 use bao::dataio::shard::{list_shards, read_shard, Sample};
 use bao::game::{Position, Variant};
 use bao::program::seeds::derive as game_seed;
-use bao::program::selfplay::{run_selfplay, SelfplayRunConfig};
+use bao::program::selfplay::{run_selfplay, OpeningPlies, SelfplayRunConfig};
 use bao::search::{Mcts, UniformEvaluator};
 
 fn config(variant: Variant) -> SelfplayRunConfig {
@@ -235,15 +235,17 @@ fn selfplay_config_overrides_apply_to_a_shipped_config() {
 
 /// Issue 18, opening diversity by design: without noise or temperature every game is the
 /// same; `opening_plies` random plies make them differ, and those plies are never samples.
+/// A range draws each game's count: every game's first sample lies inside it, and the games
+/// do not all draw the same count.
 #[test]
 fn random_opening_plies_make_games_differ_and_are_never_samples() {
-    let play = |opening_plies| {
+    let play = |opening_plies: OpeningPlies, games| {
         let dir = tempfile::tempdir().unwrap();
         let mut cfg = config(Variant::Kujifunza);
         cfg.search.dirichlet_fraction = 0.0;
         cfg.selfplay.temperature = vec![(0, 0.0)];
         cfg.selfplay.opening_plies = opening_plies;
-        let stats = run_selfplay(&cfg, &mut UniformEvaluator, 6, dir.path(), false).unwrap();
+        let stats = run_selfplay(&cfg, &mut UniformEvaluator, games, dir.path(), false).unwrap();
         let records: Vec<_> = stats
             .record_files
             .iter()
@@ -254,9 +256,9 @@ fn random_opening_plies_make_games_differ_and_are_never_samples() {
         }
         (stats, samples(dir.path()), records)
     };
-    let (same, _, _) = play(0);
+    let (same, _, _) = play(0.into(), 6);
     assert_eq!((same.distinct_games(), same.distinct_openings()), (1, 1));
-    let (varied, samples, records) = play(4);
+    let (varied, samples, records) = play(4.into(), 6);
     assert!(
         varied.distinct_openings() > 1,
         "{}",
@@ -271,6 +273,19 @@ fn random_opening_plies_make_games_differ_and_are_never_samples() {
     assert!(records
         .iter()
         .all(|r| r.moves.len() >= 4 || r.result.winner().is_some()));
+
+    let (_, samples, _) = play(OpeningPlies::range(1, 3).unwrap(), 16);
+    let mut first_sample = std::collections::BTreeMap::new();
+    for s in &samples {
+        let ply = first_sample.entry(s.game_id).or_insert(s.ply);
+        *ply = (*ply).min(s.ply);
+    }
+    let counts: std::collections::BTreeSet<u32> = first_sample.values().copied().collect();
+    assert!(
+        counts.iter().all(|c| (1..=3).contains(c)),
+        "first samples at plies {counts:?}"
+    );
+    assert!(counts.len() > 1, "every game drew {counts:?}");
 }
 
 /// Issue 18, temperature only for the first plies: from ply k on, the move played is the
@@ -385,7 +400,7 @@ fn solver_depth_gives_proven_samples_exact_targets() {
 fn games_that_end_before_any_evaluation_are_counted_and_recorded() {
     let mut cfg = config(Variant::Kujifunza);
     cfg.selfplay.games_in_flight = 2;
-    cfg.selfplay.opening_plies = 2;
+    cfg.selfplay.opening_plies = 2.into();
     cfg.selfplay.sims = 4;
     cfg.selfplay.cheap_sims = 2;
     let dir = tempfile::tempdir().unwrap();

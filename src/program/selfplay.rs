@@ -41,7 +41,8 @@ use crate::search::{Algorithm, Evaluator, SearchParams, Tree};
 /// max_plies = 400            # games longer than this stop as unfinished ("ply-cap")
 /// temperature = [[0, 1.0], [20, 0.5], [40, 0.0]]  # [from ply, temperature], PUCT only
 /// cheap_greedy = false       # cheap searches play their best move (no temperature; KataGo)
-/// opening_plies = 0          # plies played uniformly at random first, never recorded as samples
+/// opening_plies = 0          # plies played uniformly at random first, never recorded as samples;
+///                            # [lo, hi]: a count drawn uniformly from lo..=hi for each game
 /// solver_depth = 0           # > 0: samples the alpha-beta solver proves within this depth get exact targets
 /// shard_size = 16384         # samples per shard file
 /// seed = 0
@@ -62,7 +63,7 @@ pub struct SelfplayConfig {
     pub cheap_greedy: bool,
     /// Opening diversity by design: each game starts with this many uniformly random plies
     /// (drawn from the game's own seed), which are in its record but never training samples.
-    pub opening_plies: u32,
+    pub opening_plies: OpeningPlies,
     /// Exact value targets: when a game ends, each of its samples' positions is searched by
     /// the alpha-beta solver to this depth (plies; deterministic, unlike a time limit), and a
     /// proven win or loss replaces both the game result and the root value of the sample, so
@@ -84,11 +85,94 @@ impl Default for SelfplayConfig {
             max_plies: 400,
             temperature: vec![(0, 1.0), (20, 0.5), (40, 0.0)],
             cheap_greedy: false,
-            opening_plies: 0,
+            opening_plies: OpeningPlies::exactly(0),
             solver_depth: 0,
             shard_size: 16384,
             seed: 0,
             generation: 0,
+        }
+    }
+}
+
+/// How many uniformly random plies open a self-play game: a fixed count (`opening_plies = 2`)
+/// or, for each game, a count drawn uniformly from a range (`opening_plies = [0, 4]`).
+///
+/// Why a range: a fixed count never trains on the positions before it (the start position
+/// included), while matches open with their own number of random plies (`bao eval
+/// --opening-plies`, 4 by default): positions after a few *uniformly* random plies are ones
+/// self-play with a short temperature never reaches, and a network that never saw them
+/// misjudges them. A range covers both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "OpeningPliesToml", into = "OpeningPliesToml")]
+pub struct OpeningPlies {
+    min: u32,
+    max: u32,
+}
+
+/// The TOML forms of [`OpeningPlies`]: `2` or `[0, 4]`.
+#[derive(Clone, Copy, Serialize, Deserialize)]
+#[serde(untagged)]
+enum OpeningPliesToml {
+    Exactly(u32),
+    Range([u32; 2]),
+}
+
+impl OpeningPlies {
+    pub const fn exactly(plies: u32) -> OpeningPlies {
+        OpeningPlies {
+            min: plies,
+            max: plies,
+        }
+    }
+
+    /// Uniformly from `min..=max`; `None` when `min > max`.
+    pub fn range(min: u32, max: u32) -> Option<OpeningPlies> {
+        (min <= max).then_some(OpeningPlies { min, max })
+    }
+
+    pub fn min(self) -> u32 {
+        self.min
+    }
+
+    pub fn max(self) -> u32 {
+        self.max
+    }
+
+    /// The count for one game (a fixed count draws nothing, so seeded runs from before ranges
+    /// existed replay the same games).
+    pub fn draw(self, rng: &mut impl Rng) -> u32 {
+        if self.min == self.max {
+            self.min
+        } else {
+            rng.random_range(self.min..=self.max)
+        }
+    }
+}
+
+impl From<u32> for OpeningPlies {
+    fn from(plies: u32) -> OpeningPlies {
+        OpeningPlies::exactly(plies)
+    }
+}
+
+impl TryFrom<OpeningPliesToml> for OpeningPlies {
+    type Error = String;
+    fn try_from(t: OpeningPliesToml) -> Result<OpeningPlies, String> {
+        match t {
+            OpeningPliesToml::Exactly(n) => Ok(OpeningPlies::exactly(n)),
+            OpeningPliesToml::Range([lo, hi]) => OpeningPlies::range(lo, hi).ok_or_else(|| {
+                format!("opening_plies = [{lo}, {hi}]: the range must not run backwards")
+            }),
+        }
+    }
+}
+
+impl From<OpeningPlies> for OpeningPliesToml {
+    fn from(o: OpeningPlies) -> OpeningPliesToml {
+        if o.min == o.max {
+            OpeningPliesToml::Exactly(o.min)
+        } else {
+            OpeningPliesToml::Range([o.min, o.max])
         }
     }
 }
@@ -361,7 +445,7 @@ impl Slot {
     /// Plays the configured random opening plies (in the record, never samples). A game
     /// that ends inside its opening is finished like any other.
     fn play_opening(&mut self, cfg: &SelfplayConfig) {
-        for _ in 0..cfg.opening_plies {
+        for _ in 0..cfg.opening_plies.draw(&mut self.rng) {
             let pos = *self.tree.root_position();
             let moves = pos.legal_moves();
             if moves.is_empty() {
