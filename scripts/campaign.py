@@ -16,8 +16,9 @@ seconds the session's `bao train` process has used (--pid reads them from /proc)
 --session, so the campaign's cumulative wall and CPU hours are on record.
 
 `gauge` files an equal-time match of the snapshot just taken (`bao eval --out DIR`'s
-results.json: the goal's match of issue 18) under DEST/gauges/gen-NNNNNN.json, tagged with the
-snapshot's generation and cumulative CPU hours, and redraws DEST/gauges.csv and gauges.svg: the
+results.json: the goal's match of issue 18) under DEST/gauges/SESSION-gen-NNNNNN.json, tagged
+with the snapshot's session, its run's generation and the campaign's cumulative CPU hours (a
+campaign may pass through several runs, each counting generations from 1), and redraws DEST/gauges.csv and gauges.svg: the
 campaign's score against CPU-hours with its 95% interval, the time each side used and, where the
 match checked proofs, the proven wins the network kept.
 """
@@ -70,6 +71,7 @@ def snapshot(run, dest, session_name, cpu_secs, note):
     }
     session = hours["sessions"][session_name]
     hours["generation"] = g
+    hours["session"] = session_name
     hours["elapsed_hours"] = session["elapsed_hours"]
     hours["cpu_hours"] = round(sum(s["cpu_hours"] or 0 for s in hours["sessions"].values()), 3)
     hours_path.write_text(json.dumps(hours, indent=1) + "\n")
@@ -84,16 +86,17 @@ def gauge(dest, results_path):
     pair = results["pairs"][0]
     if not pair["a_name"].startswith("net:"):
         sys.exit(f"{results_path}: the first player should be the network, not {pair['a_name']}")
-    g = hours["generation"]
+    g, session = hours["generation"], hours["session"]
     (dest / "gauges").mkdir(exist_ok=True)
-    results["campaign"] = {"generation": g, "cpu_hours": hours["cpu_hours"]}
-    (dest / "gauges" / f"gen-{g:06}.json").write_text(json.dumps(results, indent=1) + "\n")
+    results["campaign"] = {"session": session, "generation": g, "cpu_hours": hours["cpu_hours"]}
+    (dest / "gauges" / f"{session}-gen-{g:06}.json").write_text(json.dumps(results, indent=1) + "\n")
     rows = []
-    for f in sorted((dest / "gauges").glob("gen-*.json")):
+    for f in (dest / "gauges").glob("*.json"):
         r = json.loads(f.read_text())
         p, (net, ab) = r["pairs"][0], r["costs"][:2]
         proofs = (r.get("proofs") or [None])[0]
         rows.append({
+            "session": r["campaign"]["session"],
             "generation": r["campaign"]["generation"],
             "cpu_hours": r["campaign"]["cpu_hours"],
             "games": p["games"],
@@ -110,20 +113,22 @@ def gauge(dest, results_path):
             "dropped": proofs["dropped"] if proofs else "",
             "unresolved": proofs["unresolved"] if proofs else "",
         })
+    rows.sort(key=lambda r: r["cpu_hours"])
     with open(dest / "gauges.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
     points = [{"x": r["cpu_hours"], "y": 100 * r["score"], "lo": 100 * r["score_lo95"],
                "hi": 100 * r["score_hi95"],
-               "tip": f"generation {r['generation']}: {r['net_wins']}-{r['opponent_wins']}, "
+               "tip": f"{r['session']} generation {r['generation']}: "
+                      f"{r['net_wins']}-{r['opponent_wins']}, "
                       f"{r['net_ms_per_move']} / {r['opponent_ms_per_move']} ms a move"}
               for r in rows]
     (dest / "gauges.svg").write_text(line_chart(
         f"{dest.name}: score against {rows[-1]['opponent']} at equal time",
         "CPU-hours of this campaign", "score % (95% interval)",
         [{"name": "network", "points": points}], y_step=10))
-    print(f"{dest}/gauges.csv: generation {g}, {rows[-1]['net_wins']}-{rows[-1]['opponent_wins']}")
+    print(f"{dest}/gauges.csv: {session} generation {g}, {pair['a_wins']}-{pair['b_wins']}")
 
 
 def main():
