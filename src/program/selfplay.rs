@@ -130,14 +130,6 @@ impl OpeningPlies {
         (min <= max).then_some(OpeningPlies { min, max })
     }
 
-    pub fn min(self) -> u32 {
-        self.min
-    }
-
-    pub fn max(self) -> u32 {
-        self.max
-    }
-
     /// The count for one game (a fixed count draws nothing, so seeded runs from before ranges
     /// existed replay the same games).
     pub fn draw(self, rng: &mut impl Rng) -> u32 {
