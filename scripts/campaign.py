@@ -18,9 +18,9 @@ seconds the session's `bao train` process has used (--pid reads them from /proc)
 `gauge` files an equal-time match of the snapshot just taken (`bao eval --out DIR`'s
 results.json: the goal's match of issue 18) under DEST/gauges/SESSION-gen-NNNNNN.json, tagged
 with the snapshot's session, its run's generation and the campaign's cumulative CPU hours (a
-campaign may pass through several runs, each counting generations from 1), and redraws DEST/gauges.csv and gauges.svg: the
-campaign's score against CPU-hours with its 95% interval, the time each side used and, where the
-match checked proofs, the proven wins the network kept.
+campaign may pass through several runs, each counting generations from 1), and redraws
+DEST/gauges.csv and gauges.svg: the campaign's score against CPU-hours with its 95% interval,
+the time each side used and, where the match checked proofs, the proven wins the network kept.
 """
 import argparse
 import datetime
@@ -94,7 +94,7 @@ def gauge(dest, results_path):
     for f in (dest / "gauges").glob("*.json"):
         r = json.loads(f.read_text())
         p, (net, ab) = r["pairs"][0], r["costs"][:2]
-        proofs = (r.get("proofs") or [None])[0]
+        proofs = (r.get("proofs") or [{}])[0]  # empty where the match checked none
         rows.append({
             "session": r["campaign"]["session"],
             "generation": r["campaign"]["generation"],
@@ -108,10 +108,10 @@ def gauge(dest, results_path):
             "net_ms_per_move": round(net["mean_ms"], 1),
             "opponent_ms_per_move": round(ab["mean_ms"], 1),
             "opponent": p["b_name"],
-            "proven_wins": proofs["proven_wins"] if proofs else "",
-            "kept": proofs["kept"] if proofs else "",
-            "dropped": proofs["dropped"] if proofs else "",
-            "unresolved": proofs["unresolved"] if proofs else "",
+            "proven_wins": proofs.get("proven_wins", ""),
+            "kept": proofs.get("kept", ""),
+            "dropped": proofs.get("dropped", ""),
+            "unresolved": proofs.get("unresolved", ""),
         })
     rows.sort(key=lambda r: r["cpu_hours"])
     with open(dest / "gauges.csv", "w", newline="") as f:

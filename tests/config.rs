@@ -72,33 +72,45 @@ fn shipped_run_configs_load() {
     );
 }
 
-/// Bad settings are refused by name: `[eval] proofs_ms = 0` would check nothing,
-/// `[selfplay] solver_depth` beyond alpha-beta's limit cannot be searched, and an opening range
-/// that runs backwards holds no count.
-#[test]
-fn bad_solver_and_opening_settings_are_refused() {
+/// Loads `configs/kujifunza-quick.toml` with `edit` applied to its text (which must change it,
+/// so a test cannot pass on an edit that no longer finds its target).
+fn load_quick_config_edited(
+    edit: impl Fn(&str) -> String,
+) -> anyhow::Result<bao::program::runconfig::RunConfig> {
     let base = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/configs/kujifunza-quick.toml"
     ))
     .unwrap();
+    let text = edit(&base);
+    assert_ne!(text, base, "the edit changed nothing");
     let dir = tempfile::tempdir().unwrap();
-    for (text, expect) in [
-        (base.replace("[eval]", "[eval]\nproofs_ms = 0"), "proofs_ms"),
+    let path = dir.path().join("edited.toml");
+    std::fs::write(&path, text).unwrap();
+    bao::program::runconfig::RunConfig::load(&path)
+}
+
+/// Bad settings are refused by name: `[eval] proofs_ms = 0` would check nothing,
+/// `[selfplay] solver_depth` beyond alpha-beta's limit cannot be searched, and an opening range
+/// that runs backwards holds no count.
+#[test]
+fn bad_solver_and_opening_settings_are_refused() {
+    for (from, to, expect) in [
+        ("[eval]", "[eval]\nproofs_ms = 0", "proofs_ms"),
         (
-            base.replace("[selfplay]", "[selfplay]\nsolver_depth = 65"),
+            "[selfplay]",
+            "[selfplay]\nsolver_depth = 65",
             "solver_depth",
         ),
         (
-            base.replace("opening_plies = 2", "opening_plies = [4, 2]"),
+            "opening_plies = 2",
+            "opening_plies = [4, 2]",
             "opening_plies = [4, 2]: the range must not run backwards",
         ),
     ] {
-        let path = dir.path().join("bad.toml");
-        std::fs::write(&path, text).unwrap();
         let err = format!(
             "{:#}",
-            bao::program::runconfig::RunConfig::load(&path).unwrap_err()
+            load_quick_config_edited(|t| t.replace(from, to)).unwrap_err()
         );
         assert!(err.contains(expect), "{err}");
     }
@@ -108,23 +120,14 @@ fn bad_solver_and_opening_settings_are_refused() {
 #[test]
 fn opening_plies_take_a_count_or_a_range() {
     use bao::program::selfplay::OpeningPlies;
-    let base = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/configs/kujifunza-quick.toml"
-    ))
-    .unwrap();
-    let dir = tempfile::tempdir().unwrap();
     for (form, expect) in [
         ("3", OpeningPlies::exactly(3)),
         ("[0, 4]", OpeningPlies::range(0, 4).unwrap()),
     ] {
-        let path = dir.path().join("c.toml");
-        std::fs::write(
-            &path,
-            base.replace("opening_plies = 2", &format!("opening_plies = {form}")),
-        )
+        let cfg = load_quick_config_edited(|t| {
+            t.replace("opening_plies = 2", &format!("opening_plies = {form}"))
+        })
         .unwrap();
-        let cfg = bao::program::runconfig::RunConfig::load(&path).unwrap();
         assert_eq!(cfg.selfplay.opening_plies, expect);
         let text = toml::to_string(&cfg.selfplay).unwrap();
         assert!(text.contains(&format!("opening_plies = {form}")), "{text}");
