@@ -370,3 +370,53 @@ fn gumbel_policy_target_is_a_distribution_over_legal_moves() {
         assert_eq!(r.children.iter().map(|c| c.visits).sum::<u32>(), 16);
     }
 }
+
+/// A timed Gumbel search sizes its sequential halving from the measured speed. Without a
+/// measurement its first search guesses low (500 simulations a second) and ends early, which
+/// in a tournament is the first decision after the opening; `calibrate` measures the speed
+/// before it, forgets its tree, and a new game keeps the speed.
+#[test]
+fn a_calibrated_gumbel_search_spends_its_first_timed_move() {
+    use bao::search::{Clock, ClockKind};
+    use std::time::Duration;
+    let params = SearchParams {
+        algorithm: Algorithm::Gumbel,
+        ..SearchParams::default()
+    };
+    let start = Position::start(Variant::Kujifunza);
+    let budget = Duration::from_millis(100);
+    let first_timed_search = |mcts: &mut Mcts| {
+        let clock = Clock::start(ClockKind::Cpu, Some(budget), None);
+        mcts.search_until(&start, 10_000_000, &clock, &mut UniformEvaluator)
+            .unwrap()
+            .simulations
+    };
+
+    let mut guessing = Mcts::new(params.clone(), 5);
+    assert_eq!(guessing.sims_per_sec(), None);
+    let guessed = first_timed_search(&mut guessing);
+    assert!(guessed <= 50, "the first guess gave {guessed} simulations");
+
+    let mut calibrated = Mcts::new(params, 5);
+    calibrated
+        .calibrate(&start, 256, &mut UniformEvaluator)
+        .unwrap();
+    let rate = calibrated.sims_per_sec().expect("a measured speed");
+    assert!(rate > 0.0);
+    assert_eq!(
+        calibrated.tree_size(),
+        0,
+        "the calibration's tree is dropped"
+    );
+    calibrated.new_game(6);
+    assert_eq!(
+        calibrated.sims_per_sec(),
+        Some(rate),
+        "a new game keeps the speed"
+    );
+    let spent = first_timed_search(&mut calibrated);
+    assert!(
+        spent > 4 * guessed.max(1),
+        "calibrated: {spent} simulations, guessed: {guessed}"
+    );
+}

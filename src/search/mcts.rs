@@ -6,7 +6,7 @@ use anyhow::Context;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use super::clock::Clock;
+use super::clock::{Clock, ClockKind};
 use super::params::{Algorithm, SearchParams};
 use super::tree::{SearchResult, Tree};
 use super::Evaluator;
@@ -87,6 +87,43 @@ impl Mcts {
     /// Forgets the tree.
     pub fn reset(&mut self) {
         self.tree = None;
+    }
+
+    /// A new game: forgets the tree and reseeds every random choice, but keeps the measured
+    /// speed (the same search on the same machine is as fast in the next game, and a timed
+    /// Gumbel search sizes its halving from that speed from its first move on).
+    pub fn new_game(&mut self, seed: u64) {
+        self.rng = ChaCha8Rng::seed_from_u64(seed);
+        self.tree = None;
+    }
+
+    /// Measures the speed before the first timed search: `sims` simulations from `pos`,
+    /// untimed, on the thread's CPU clock, then forgets the tree. Without it the first timed
+    /// Gumbel search of a player sizes its halving from a low guess
+    /// ([`Self::FIRST_GUESS_SIMS_PER_SEC`]) and spends a fraction of its time: in a tournament
+    /// that is the first decision after the opening, often the one that decides the game.
+    /// (An evaluator whose work runs on other threads, a GPU, looks faster on the CPU clock
+    /// than it is; the budget check still ends every search in time, and the rates measured by
+    /// timed searches replace this one.)
+    pub fn calibrate(
+        &mut self,
+        pos: &Position,
+        sims: usize,
+        evaluator: &mut dyn Evaluator,
+    ) -> anyhow::Result<()> {
+        let clock = Clock::start(ClockKind::Cpu, None, None);
+        let result = self.search_until(pos, sims, &clock, evaluator)?;
+        let secs = self.stats.elapsed.as_secs_f64();
+        if result.simulations > 0 && secs > 0.0 {
+            self.sims_per_sec = Some(result.simulations as f64 / secs);
+        }
+        self.tree = None;
+        Ok(())
+    }
+
+    /// Simulations per second measured so far (by timed searches or [`Self::calibrate`]).
+    pub fn sims_per_sec(&self) -> Option<f64> {
+        self.sims_per_sec
     }
 
     /// Runs `sims` simulations from `pos` (reusing the kept tree when its root is `pos`, or a

@@ -2,7 +2,7 @@
 //!
 //! The raw-policy player is written against the [`Evaluator`] trait alone, so it plays with any
 //! evaluator (tests use [`crate::search::UniformEvaluator`]). Loading a checkpoint and the
-//! PUCT search come from `neuralnet` and `search`; [`load_evaluator`] and [`search_player`]
+//! PUCT search come from `neuralnet` and `search`; [`load_evaluator`] and [`player_search_params`]
 //! are the only places that touch them.
 
 use std::time::Duration;
@@ -14,7 +14,7 @@ use super::spec::{AlphaBetaParams, NetParams};
 use super::{no_moves, Analysis, ChosenMove, Limits, MoveScore, Player};
 use crate::game::{Position, Variant, ACTIONS};
 use crate::neuralnet::CachedEvaluator;
-use crate::search::{Evaluator, Mcts, SearchParams};
+use crate::search::{Algorithm, Evaluator, Mcts, SearchParams};
 
 /// Builds the `net:` player of a spec.
 pub fn build(
@@ -34,14 +34,8 @@ pub fn build(
         Ok(Box::new(RawPolicyPlayer::new(name, evaluator)))
     } else {
         let search = player_search_params(trained_with.as_ref(), params)?;
-        let cached = CachedEvaluator::new(evaluator, CACHE_SLOTS);
-        Ok(Box::new(SearchPlayer::new(
-            name,
-            params,
-            search,
-            Box::new(cached),
-            seed,
-        )))
+        let player = SearchPlayer::new(name, params, search, evaluator, variant, seed)?;
+        Ok(Box::new(player))
     }
 }
 
@@ -111,7 +105,6 @@ fn warm_up(net: &mut dyn Evaluator, variant: Variant) -> anyhow::Result<()> {
 pub struct SearchPlayer {
     name: String,
     mcts: Mcts,
-    search: SearchParams,
     sims: u32,
     ms: Option<u64>,
     evaluator: SendEvaluator,
@@ -120,25 +113,38 @@ pub struct SearchPlayer {
 }
 
 impl SearchPlayer {
+    /// A player searching with `evaluator` behind an evaluation cache. A Gumbel player first
+    /// measures its speed from the start position ([`Mcts::calibrate`]), on the evaluator
+    /// alone so that no game starts with those positions already judged.
     pub fn new(
         name: String,
         params: &NetParams,
         search: SearchParams,
-        evaluator: SendEvaluator,
+        mut evaluator: SendEvaluator,
+        variant: Variant,
         seed: u64,
-    ) -> SearchPlayer {
+    ) -> anyhow::Result<SearchPlayer> {
         let seed = params.seed.unwrap_or(seed);
-        SearchPlayer {
+        let mut mcts = Mcts::new(search.clone(), seed);
+        if search.algorithm == Algorithm::Gumbel {
+            mcts.calibrate(
+                &Position::start(variant),
+                Self::CALIBRATION_SIMS,
+                evaluator.as_mut(),
+            )
+            .context("the search's speed could not be measured")?;
+            mcts.new_game(seed);
+        }
+        Ok(SearchPlayer {
             name,
-            mcts: Mcts::new(search.clone(), seed),
-            search,
+            mcts,
             sims: params.sims(),
             ms: params.ms,
-            evaluator,
+            evaluator: Box::new(CachedEvaluator::new(evaluator, CACHE_SLOTS)),
             prover: params
                 .prove
                 .map(|share| (AlphaBeta::new(AlphaBetaParams::DEFAULT_TT_MB), share)),
-        }
+        })
     }
 
     /// `prove=F`: an alpha-beta proof within `share` of `time`. Returns the move to play when
@@ -162,6 +168,10 @@ impl SearchPlayer {
         self.mcts.follow(pos, r.best.mv);
         Ok((Some(super::alphabeta::chosen_move(pos, &r)), used))
     }
+
+    /// Simulations a Gumbel player's speed is measured with before its first move: enough
+    /// evaluator steps that the rate is not one slow call's.
+    const CALIBRATION_SIMS: usize = 256;
 
     /// The simulations and time of one move: explicit limits replace the spec's.
     fn budget(&self, limits: &Limits) -> (usize, Option<Duration>) {
@@ -187,7 +197,7 @@ impl Player for SearchPlayer {
     }
 
     fn new_game(&mut self, seed: u64) {
-        self.mcts = Mcts::new(self.search.clone(), seed);
+        self.mcts.new_game(seed);
         if let Some((search, _)) = self.prover.as_mut() {
             search.clear();
         }
