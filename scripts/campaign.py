@@ -7,6 +7,7 @@ Usage:
   scripts/campaign.py snapshot --run runs/kiswahili-campaign --to models/kiswahili-campaign \\
       --session NAME [--pid PID | --cpu-secs S] [--note TEXT]
   scripts/campaign.py gauge --to models/kujifunza-campaign --results DIR/results.json
+  scripts/campaign.py compare --out DIR --match LABEL=DIR/results.json [--match ...]
 
 Copies the run's newest checkpoint with its optimizer state (as latest.*: `bao train --init
 DEST/latest.safetensors` continues it in a fresh clone), its config, metrics.jsonl,
@@ -21,9 +22,18 @@ with the snapshot's session, its run's generation and the campaign's cumulative 
 campaign may pass through several runs, each counting generations from 1), and redraws
 DEST/gauges.csv and gauges.svg: the campaign's score against CPU-hours with its 95% interval,
 the time each side used and, where the match checked proofs, the proven wins the network kept.
+
+`compare` sets player settings side by side over several opening sets: each --match is one
+`bao eval --out` results.json (the network first), labelled; a label may repeat with matches on
+other opening sets (`--seed`). It writes DIR/compare.csv (one row per match and one pooled row
+per label: wins, score with its 95% Wilson interval, openings the network lost with both
+colours, each side's ms a move, proven wins kept) and DIR/compare.svg (each label's score per
+opening set, pooled at the right).
 """
 import argparse
+import collections
 import datetime
+import math
 import csv
 import json
 import os
@@ -131,6 +141,97 @@ def gauge(dest, results_path):
     print(f"{dest}/gauges.csv: {session} generation {g}, {pair['a_wins']}-{pair['b_wins']}")
 
 
+def wilson(wins, games, z=1.96):
+    """The 95% Wilson score interval of a win rate."""
+    if games == 0:
+        return 0.0, 1.0
+    p = wins / games
+    centre = (p + z * z / (2 * games)) / (1 + z * z / games)
+    half = z * math.sqrt(p * (1 - p) / games + z * z / (4 * games * games)) / (1 + z * z / games)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def lost_both_colours(results, net):
+    """Openings whose games the network (player index `net`) lost with both colours."""
+    by_opening = collections.defaultdict(list)
+    for g in results["games"]:
+        net_side = "S" if g["south"] == net else "N"
+        by_opening[g["opening"]].append(g["end"].get("winner") not in (None, net_side))
+    return sum(1 for lost in by_opening.values() if len(lost) == 2 and all(lost))
+
+
+def compare(out, matches):
+    """Writes OUT/compare.csv and compare.svg from labelled `bao eval --out` results."""
+    rows, pooled = [], collections.OrderedDict()
+    for spec in matches:
+        label, sep, path = spec.partition("=")
+        if not sep or not label:
+            sys.exit(f"--match {spec!r}: expected LABEL=PATH/results.json")
+        r = json.loads(Path(path).read_text())
+        p = r["pairs"][0]
+        if not p["a_name"].startswith("net:"):
+            sys.exit(f"{path}: the first player should be the network, not {p['a_name']}")
+        cost = {c["name"]: c for c in r["costs"]}
+        proofs = {q["name"]: q for q in r.get("proofs") or []}.get(p["a_name"], {})
+        row = {
+            "label": label, "opening_seed": r["seed"], "games": p["games"],
+            "net_wins": p["a_wins"], "opponent_wins": p["b_wins"],
+            "lost_both_colours": lost_both_colours(r, p["a"]),
+            "net_ms_per_move": round(cost[p["a_name"]]["mean_ms"], 1),
+            "opponent_ms_per_move": round(cost[p["b_name"]]["mean_ms"], 1),
+            "proven_wins": proofs.get("proven_wins", 0), "kept": proofs.get("kept", 0),
+            "dropped": proofs.get("dropped", 0), "unresolved": proofs.get("unresolved", 0),
+            "opponent": p["b_name"], "network": p["a_name"],
+        }
+        rows.append(row)
+        pooled.setdefault(label, []).append(row)
+    for label, group in pooled.items():
+        total = {k: sum(g[k] for g in group) for k in
+                 ("games", "net_wins", "opponent_wins", "lost_both_colours", "proven_wins",
+                  "kept", "dropped", "unresolved")}
+        moves = [g["net_ms_per_move"] for g in group]
+        rows.append({**total, "label": label,
+                     "opening_seed": "+".join(str(g["opening_seed"]) for g in group),
+                     "net_ms_per_move": round(sum(moves) / len(moves), 1),
+                     "opponent_ms_per_move": round(
+                         sum(g["opponent_ms_per_move"] for g in group) / len(group), 1),
+                     "opponent": group[0]["opponent"], "network": group[0]["network"]})
+    for row in rows:
+        lo, hi = wilson(row["net_wins"], row["games"])
+        row["score"] = round(row["net_wins"] / row["games"], 4)
+        row["score_lo95"], row["score_hi95"] = round(lo, 4), round(hi, 4)
+    out.mkdir(parents=True, exist_ok=True)
+    fields = ["label", "opening_seed", "games", "net_wins", "opponent_wins", "score",
+              "score_lo95", "score_hi95", "lost_both_colours", "net_ms_per_move",
+              "opponent_ms_per_move", "proven_wins", "kept", "dropped", "unresolved",
+              "network", "opponent"]
+    with open(out / "compare.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        w.writerows(rows)
+    seeds = sorted({r["opening_seed"] for r in rows if isinstance(r["opening_seed"], int)})
+    pooled_x = seeds[-1] + 1
+    series = [{"name": label,
+               "points": [{"x": r["opening_seed"] if isinstance(r["opening_seed"], int)
+                           else pooled_x,
+                           "y": 100 * r["score"], "lo": 100 * r["score_lo95"],
+                           "hi": 100 * r["score_hi95"],
+                           "tip": f"{label}, openings {r['opening_seed']}: {r['net_wins']}-"
+                                  f"{r['opponent_wins']}, lost with both colours "
+                                  f"{r['lost_both_colours']}"}
+                          for r in rows if r["label"] == label]}
+              for label in pooled]
+    (out / "compare.svg").write_text(line_chart(
+        f"score against {rows[0]['opponent']} at equal time",
+        f"opening set (bao eval --seed); {pooled_x}: all pooled", "score % (95% interval)",
+        series, x_ticks=seeds + [pooled_x], y_step=10))
+    for r in rows:
+        print(f"{r['label']:<24} {str(r['opening_seed']):<10} {r['net_wins']}-{r['opponent_wins']}"
+              f"  {100 * r['score']:.1f}% ({100 * r['score_lo95']:.1f}-{100 * r['score_hi95']:.1f})"
+              f"  lost both colours {r['lost_both_colours']}  {r['net_ms_per_move']} /"
+              f" {r['opponent_ms_per_move']} ms")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -144,7 +245,14 @@ def main():
     g = sub.add_parser("gauge")
     g.add_argument("--to", type=Path, required=True, help="the campaign's snapshot folder")
     g.add_argument("--results", type=Path, required=True, help="`bao eval --out`'s results.json")
+    c = sub.add_parser("compare")
+    c.add_argument("--out", type=Path, required=True)
+    c.add_argument("--match", action="append", required=True,
+                   help="LABEL=results.json of `bao eval --out` (network first); repeatable")
     a = ap.parse_args()
+    if a.cmd == "compare":
+        compare(a.out, a.match)
+        return
     if a.cmd == "gauge":
         gauge(a.to, a.results)
         return
