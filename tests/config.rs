@@ -61,6 +61,7 @@ fn shipped_run_configs_load() {
             "kujifunza-aux.toml",
             "kujifunza-baseline.toml",
             "kujifunza-campaign.toml",
+            "kujifunza-gumbel.toml",
             "kujifunza-moves-4x48.toml",
             "kujifunza-moves.toml",
             "kujifunza-openings.toml",
