@@ -152,9 +152,10 @@ def wilson(wins, games, z=1.96):
 
 
 def lost_both_colours(results, net):
-    """Openings whose games the network (player index `net`) lost with both colours."""
+    """Openings of the first pairing whose games the network (player index `net`) lost with
+    both colours."""
     by_opening = collections.defaultdict(list)
-    for g in results["games"]:
+    for g in (g for g in results["games"] if g["pair"] == 0):
         net_side = "S" if g["south"] == net else "N"
         by_opening[g["opening"]].append(g["end"].get("winner") not in (None, net_side))
     return sum(1 for lost in by_opening.values() if len(lost) == 2 and all(lost))
@@ -167,7 +168,10 @@ def compare(out, matches):
         label, sep, path = spec.partition("=")
         if not sep or not label:
             sys.exit(f"--match {spec!r}: expected LABEL=PATH/results.json")
-        r = json.loads(Path(path).read_text())
+        try:
+            r = json.loads(Path(path).read_text())
+        except (OSError, ValueError) as e:
+            sys.exit(f"--match {spec!r}: cannot read {path}: {e}")
         p = r["pairs"][0]
         if not p["a_name"].startswith("net:"):
             sys.exit(f"{path}: the first player should be the network, not {p['a_name']}")
