@@ -89,13 +89,31 @@ def snapshot(run, dest, session_name, cpu_secs, note):
           + (f", {session['cpu_hours']} CPU-h this session" if cpu_secs is not None else ""))
 
 
+PROOF_COLUMNS = ("proven_wins", "kept", "dropped", "unresolved")
+
+
+def net_match(results, path):
+    """The network's side of the first pairing of a `bao eval --out` results.json (the network
+    must be its first player): games, wins, each side's ms a move, the network's proofs."""
+    p = results["pairs"][0]
+    if not p["a_name"].startswith("net:"):
+        sys.exit(f"{path}: the first player should be the network, not {p['a_name']}")
+    cost = {c["name"]: c for c in results["costs"]}
+    return {
+        "games": p["games"], "net_wins": p["a_wins"], "opponent_wins": p["b_wins"],
+        "net_ms_per_move": round(cost[p["a_name"]]["mean_ms"], 1),
+        "opponent_ms_per_move": round(cost[p["b_name"]]["mean_ms"], 1),
+        "opponent": p["b_name"], "network": p["a_name"],
+        "proofs": {q["name"]: q for q in results.get("proofs") or []}.get(p["a_name"], {}),
+    }
+
+
 def gauge(dest, results_path):
     """Files one match under DEST/gauges/ and redraws the campaign's gauge table and curve."""
     hours = json.loads((dest / "hours.json").read_text())
     results = json.loads(results_path.read_text())
+    net_match(results, results_path)  # refuses a match whose first player is not a network
     pair = results["pairs"][0]
-    if not pair["a_name"].startswith("net:"):
-        sys.exit(f"{results_path}: the first player should be the network, not {pair['a_name']}")
     g, session = hours["generation"], hours["session"]
     (dest / "gauges").mkdir(exist_ok=True)
     results["campaign"] = {"session": session, "generation": g, "cpu_hours": hours["cpu_hours"]}
@@ -103,25 +121,22 @@ def gauge(dest, results_path):
     rows = []
     for f in (dest / "gauges").glob("*.json"):
         r = json.loads(f.read_text())
-        p, (net, ab) = r["pairs"][0], r["costs"][:2]
-        proofs = (r.get("proofs") or [{}])[0]  # empty where the match checked none
+        m, p = net_match(r, f), r["pairs"][0]
         rows.append({
             "session": r["campaign"]["session"],
             "generation": r["campaign"]["generation"],
             "cpu_hours": r["campaign"]["cpu_hours"],
-            "games": p["games"],
-            "net_wins": p["a_wins"],
-            "opponent_wins": p["b_wins"],
+            "games": m["games"],
+            "net_wins": m["net_wins"],
+            "opponent_wins": m["opponent_wins"],
             "score": round(p["a_win_rate"], 4),
             "score_lo95": round(p["a_win_rate_ci95"][0], 4),
             "score_hi95": round(p["a_win_rate_ci95"][1], 4),
-            "net_ms_per_move": round(net["mean_ms"], 1),
-            "opponent_ms_per_move": round(ab["mean_ms"], 1),
-            "opponent": p["b_name"],
-            "proven_wins": proofs.get("proven_wins", ""),
-            "kept": proofs.get("kept", ""),
-            "dropped": proofs.get("dropped", ""),
-            "unresolved": proofs.get("unresolved", ""),
+            "net_ms_per_move": m["net_ms_per_move"],
+            "opponent_ms_per_move": m["opponent_ms_per_move"],
+            "opponent": m["opponent"],
+            # empty where the match checked no proofs
+            **{k: m["proofs"].get(k, "") for k in PROOF_COLUMNS},
         })
     rows.sort(key=lambda r: r["cpu_hours"])
     with open(dest / "gauges.csv", "w", newline="") as f:
@@ -172,27 +187,16 @@ def compare(out, matches):
             r = json.loads(Path(path).read_text())
         except (OSError, ValueError) as e:
             sys.exit(f"--match {spec!r}: cannot read {path}: {e}")
-        p = r["pairs"][0]
-        if not p["a_name"].startswith("net:"):
-            sys.exit(f"{path}: the first player should be the network, not {p['a_name']}")
-        cost = {c["name"]: c for c in r["costs"]}
-        proofs = {q["name"]: q for q in r.get("proofs") or []}.get(p["a_name"], {})
-        row = {
-            "label": label, "opening_seed": r["seed"], "games": p["games"],
-            "net_wins": p["a_wins"], "opponent_wins": p["b_wins"],
-            "lost_both_colours": lost_both_colours(r, p["a"]),
-            "net_ms_per_move": round(cost[p["a_name"]]["mean_ms"], 1),
-            "opponent_ms_per_move": round(cost[p["b_name"]]["mean_ms"], 1),
-            "proven_wins": proofs.get("proven_wins", 0), "kept": proofs.get("kept", 0),
-            "dropped": proofs.get("dropped", 0), "unresolved": proofs.get("unresolved", 0),
-            "opponent": p["b_name"], "network": p["a_name"],
-        }
+        m = net_match(r, path)
+        proofs = m.pop("proofs")
+        row = {**m, "label": label, "opening_seed": r["seed"],
+               "lost_both_colours": lost_both_colours(r, r["pairs"][0]["a"]),
+               **{k: proofs.get(k, 0) for k in PROOF_COLUMNS}}
         rows.append(row)
         pooled.setdefault(label, []).append(row)
     for label, group in pooled.items():
         total = {k: sum(g[k] for g in group) for k in
-                 ("games", "net_wins", "opponent_wins", "lost_both_colours", "proven_wins",
-                  "kept", "dropped", "unresolved")}
+                 ("games", "net_wins", "opponent_wins", "lost_both_colours") + PROOF_COLUMNS}
         moves = [g["net_ms_per_move"] for g in group]
         rows.append({**total, "label": label,
                      "opening_seed": "+".join(str(g["opening_seed"]) for g in group),
@@ -207,8 +211,7 @@ def compare(out, matches):
     out.mkdir(parents=True, exist_ok=True)
     fields = ["label", "opening_seed", "games", "net_wins", "opponent_wins", "score",
               "score_lo95", "score_hi95", "lost_both_colours", "net_ms_per_move",
-              "opponent_ms_per_move", "proven_wins", "kept", "dropped", "unresolved",
-              "network", "opponent"]
+              "opponent_ms_per_move", *PROOF_COLUMNS, "network", "opponent"]
     with open(out / "compare.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields)
         w.writeheader()
