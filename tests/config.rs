@@ -62,6 +62,7 @@ fn shipped_run_configs_load() {
             "kujifunza-baseline.toml",
             "kujifunza-campaign.toml",
             "kujifunza-gumbel.toml",
+            "kujifunza-labels.toml",
             "kujifunza-moves-4x48.toml",
             "kujifunza-moves.toml",
             "kujifunza-openings.toml",
@@ -92,8 +93,9 @@ fn load_quick_config_edited(
 }
 
 /// Bad settings are refused by name: `[eval] proofs_ms = 0` would check nothing,
-/// `[selfplay] solver_depth` beyond alpha-beta's limit cannot be searched, and an opening range
-/// that runs backwards holds no count.
+/// `[selfplay] solver_depth` beyond alpha-beta's limit cannot be searched, an opening range
+/// that runs backwards holds no count, and solver labels need both their directory and their
+/// share of the minibatch (a whole minibatch of labels would train on no self-play at all).
 #[test]
 fn bad_solver_and_opening_settings_are_refused() {
     for (from, to, expect) in [
@@ -107,6 +109,21 @@ fn bad_solver_and_opening_settings_are_refused() {
             "opening_plies = 2",
             "opening_plies = [4, 2]",
             "opening_plies = [4, 2]: the range must not run backwards",
+        ),
+        (
+            "[train]",
+            "[train]\nlabels = \"l\"",
+            "labels and labels_fraction go together",
+        ),
+        (
+            "[train]",
+            "[train]\nlabels_fraction = 0.2",
+            "labels and labels_fraction go together",
+        ),
+        (
+            "[train]",
+            "[train]\nlabels = \"l\"\nlabels_fraction = 1.0",
+            "labels_fraction must be in [0, 1)",
         ),
     ] {
         let err = format!(

@@ -359,13 +359,14 @@ fn trainer_overfits_a_small_fixed_set() {
     let plan = |steps: usize| Minibatches {
         steps,
         batch_size: 64,
+        labels_fraction: 0.0,
         mirror: false,
         q_mix: 0.0,
         rng: rand::rngs::SmallRng::seed_from_u64(steps as u64),
     };
-    let first = train_steps(&mut learner, &window, &mut plan(5), |_| Ok(())).unwrap();
-    train_steps(&mut learner, &window, &mut plan(300), |_| Ok(())).unwrap();
-    let last = train_steps(&mut learner, &window, &mut plan(5), |_| Ok(())).unwrap();
+    let first = train_steps(&mut learner, &window, &[], &mut plan(5), |_| Ok(())).unwrap();
+    train_steps(&mut learner, &window, &[], &mut plan(300), |_| Ok(())).unwrap();
+    let last = train_steps(&mut learner, &window, &[], &mut plan(5), |_| Ok(())).unwrap();
     assert!(
         last.value < first.value / 3.0,
         "value loss {} -> {}",
@@ -591,4 +592,48 @@ fn a_pipelined_run_overlaps_selfplay_and_stays_reproducible() {
     train(&one, &run, None).unwrap();
     train(&cfg, &run, None).unwrap();
     assert_same_run(&run, &full);
+}
+
+/// `[train] labels` (issue 18): a run reads its solver labels before it touches the run
+/// directory (a missing set leaves nothing behind), and trains with them mixed in.
+#[test]
+fn a_run_trains_with_solver_labels_and_refuses_a_missing_set() {
+    use bao::program::label::{label_positions, LabelConfig};
+    let tmp = tempfile::tempdir().unwrap();
+    let labels = tmp.path().join("labels");
+    let text = CONFIG.replace(
+        "[train]",
+        &format!(
+            "[train]\nlabels = {:?}\nlabels_fraction = 0.25",
+            labels.display().to_string()
+        ),
+    );
+    let cfg = write_config(tmp.path(), &text);
+    let run = tmp.path().join("run");
+    let err = format!("{:#}", train(&cfg, &run, None).unwrap_err());
+    assert!(
+        err.contains("no label shards") && err.contains("bao label"),
+        "{err}"
+    );
+    assert!(!run.exists(), "nothing written for a run that cannot start");
+    let stats = label_positions(
+        &LabelConfig {
+            variant: bao::game::Variant::Kujifunza,
+            plies: bao::program::selfplay::OpeningPlies::range(6, 10).unwrap(),
+            positions: 8,
+            budget: std::time::Duration::from_millis(200),
+            tt_mb: 8,
+            threads: 1,
+            seed: 1,
+        },
+        &labels,
+        false,
+    )
+    .unwrap();
+    assert!(stats.won + stats.lost > 0, "{stats:?}");
+    let history = train(&cfg, &run, None).unwrap();
+    assert_eq!(history.len(), 2);
+    assert!(history
+        .iter()
+        .all(|m| m.train_steps > 0 && m.value_loss.is_finite()));
 }

@@ -115,13 +115,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let mut plan = Minibatches {
         steps: args.steps,
         batch_size: args.batch_size,
+        labels_fraction: 0.0,
         // Left-right mirroring holds for Kujifunza's rules only (as in a run's schedule).
         mirror: learner.network().variant() == crate::game::Variant::Kujifunza,
         q_mix: 0.0,
         rng: rand::rngs::SmallRng::seed_from_u64(args.seed),
     };
     let bar = crate::program::progress::bar(args.steps as u64, "steps", true);
-    let mean = train_steps(&mut learner, &window, &mut plan, |_| {
+    let mean = train_steps(&mut learner, &window, &[], &mut plan, |_| {
         bar.inc(1);
         Ok(())
     })?;

@@ -8,6 +8,7 @@ pub mod doctor;
 pub mod engine;
 pub mod eval;
 pub mod export;
+pub mod label;
 pub mod learn;
 pub mod play;
 pub mod position;
@@ -62,6 +63,8 @@ pub enum Command {
     Export(export::Args),
     /// Prove positions won or lost, write and check proofs (alpha-beta to a proof).
     Solve(solve::Args),
+    /// Solve random early positions into training labels (`[train] labels`).
+    Label(label::Args),
 }
 
 pub fn run(command: Command) -> anyhow::Result<()> {
@@ -81,6 +84,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Serve(a) => serve::run(a),
         Command::Export(a) => export::run(a),
         Command::Solve(a) => solve::run(a),
+        Command::Label(a) => label::run(a),
     }
 }
 

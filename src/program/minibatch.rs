@@ -5,9 +5,12 @@
 
 use std::path::PathBuf;
 
+use anyhow::Context;
 use rand::rngs::SmallRng;
 use rand::Rng;
 
+use super::label::read_labels;
+use super::runconfig::RunConfig;
 use super::schedule::Minibatches;
 use crate::dataio::shard::{list_shards, read_shard, Sample};
 use crate::game::features::Encoding;
@@ -36,19 +39,51 @@ pub fn load_window(dirs: &[PathBuf], size: usize) -> anyhow::Result<Vec<Sample>>
     Ok(window)
 }
 
-/// Trains the minibatches `plan` describes, drawn from `window`; calls `on_step` after each
-/// step and returns the mean losses.
+/// The solver labels a run mixes into its minibatches (`[train] labels`), or none; a
+/// configured directory without labels is an error, not a silent run without them.
+pub fn load_labels(config: &RunConfig) -> anyhow::Result<Vec<Sample>> {
+    let Some(dir) = &config.train.labels else {
+        return Ok(Vec::new());
+    };
+    let labels = read_labels(dir, config.variant)
+        .with_context(|| format!("[train] labels: cannot read {}", dir.display()))?;
+    anyhow::ensure!(
+        !labels.is_empty(),
+        "[train] labels: no label shards in {} (write them with `bao label --out {}`)",
+        dir.display(),
+        dir.display()
+    );
+    Ok(labels)
+}
+
+/// Trains the minibatches `plan` describes, drawn from `window` and, for
+/// `plan.labels_fraction` of each, from `labels`; calls `on_step` after each step and returns
+/// the mean losses.
 pub fn train_steps(
     learner: &mut Learner,
     window: &[Sample],
+    labels: &[Sample],
     plan: &mut Minibatches,
     mut on_step: impl FnMut(&Losses) -> anyhow::Result<()>,
 ) -> anyhow::Result<Losses> {
     anyhow::ensure!(!window.is_empty(), "no training samples");
+    let labelled = labelled_per_batch(plan.batch_size, plan.labels_fraction);
+    anyhow::ensure!(
+        labelled == 0 || !labels.is_empty(),
+        "a labels_fraction of {} needs solver labels",
+        plan.labels_fraction
+    );
     let mut batch = Batch::new(plan.batch_size, learner.network().encoding());
     let mut sums = [0f64; 7];
     for _ in 0..plan.steps {
-        batch.fill(window, &mut plan.rng, plan.mirror, plan.q_mix)?;
+        batch.fill(
+            window,
+            labels,
+            labelled,
+            &mut plan.rng,
+            plan.mirror,
+            plan.q_mix,
+        )?;
         let aux = AuxTargets {
             margin: &batch.margin,
             reply: &batch.reply,
@@ -85,6 +120,11 @@ pub fn train_steps(
     })
 }
 
+/// Samples of a minibatch of `batch_size` drawn from the labels at `fraction`.
+pub fn labelled_per_batch(batch_size: usize, fraction: f32) -> usize {
+    ((batch_size as f64 * fraction as f64).round() as usize).min(batch_size)
+}
+
 /// A training minibatch, refilled in place.
 struct Batch {
     n: usize,
@@ -112,16 +152,20 @@ impl Batch {
         }
     }
 
-    /// Draws `n` samples uniformly from the window (mirrored at random when `mirror`).
+    /// Draws the first `labelled` samples uniformly from `labels`, the rest uniformly from
+    /// the window (each mirrored at random when `mirror`).
     fn fill(
         &mut self,
         window: &[Sample],
+        labels: &[Sample],
+        labelled: usize,
         rng: &mut SmallRng,
         mirror: bool,
         q_mix: f32,
     ) -> anyhow::Result<()> {
         for i in 0..self.n {
-            let s = &window[rng.random_range(0..window.len())];
+            let from = if i < labelled { labels } else { window };
+            let s = &from[rng.random_range(0..from.len())];
             let mut pos = s.position()?;
             let policy = &mut self.policy[i * ACTIONS..(i + 1) * ACTIONS];
             let reply = s.reply.map(|r| r as usize);
@@ -147,5 +191,47 @@ impl Batch {
             self.value[i] = (1.0 - q_mix) * s.z + q_mix * s.q;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::SeedableRng;
+
+    use super::*;
+    use crate::game::{Position, Variant};
+
+    fn sample(z: f32) -> Sample {
+        let pos = Position::start(Variant::Kujifunza);
+        Sample {
+            position: pos.to_bytes(),
+            legal: pos.legal_moves().mask(),
+            policy: [0.0; ACTIONS],
+            z,
+            q: z,
+            game_id: 0,
+            ply: 0,
+            full_search: true,
+            reply: None,
+            margin: None,
+        }
+    }
+
+    /// `labels_fraction` (issue 18): a minibatch of 256 at 0.25 holds exactly 64 labels, and
+    /// the share rounds to whole samples.
+    #[test]
+    fn a_minibatch_draws_its_stated_share_from_the_labels() {
+        assert_eq!(labelled_per_batch(256, 0.25), 64);
+        assert_eq!(labelled_per_batch(10, 0.25), 3);
+        assert_eq!(labelled_per_batch(256, 0.0), 0);
+        let (window, labels) = (vec![sample(0.5)], vec![sample(1.0)]);
+        let mut batch = Batch::new(256, Encoding::Board);
+        let mut rng = SmallRng::seed_from_u64(1);
+        let k = labelled_per_batch(256, 0.25);
+        batch
+            .fill(&window, &labels, k, &mut rng, true, 0.0)
+            .unwrap();
+        assert_eq!(batch.value.iter().filter(|&&v| v == 1.0).count(), 64);
+        assert_eq!(batch.value.iter().filter(|&&v| v == 0.5).count(), 192);
     }
 }

@@ -5,6 +5,7 @@ pub mod elo;
 pub mod fleet;
 pub mod game;
 pub mod history;
+pub mod label;
 pub mod minibatch;
 pub mod movecost;
 pub mod players;

@@ -1,8 +1,10 @@
-//! Random games: statistics of the rules in play (`bao rules random`, `bao bench rules`).
+//! Random games: statistics of the rules in play (`bao rules random`, `bao bench rules`), and
+//! the uniformly random openings tournaments and solver labels start from.
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
+use super::seeds::mix;
 use crate::game::{After, MoveList, Outcome, Position, Side, Variant, WinReason};
 
 /// Totals over a set of random games.
@@ -154,4 +156,40 @@ pub fn describe(variant: Variant, s: &RandomStats) -> String {
     }
     out += &format!("  unfinished (ply cap): {:.1}%\n", pct(s.unfinished));
     out
+}
+
+/// Opening `k` of a tournament (and draw `k` of `bao label`): `plies` uniformly random plies
+/// from the start, redrawn if the game would end inside the opening or the side to move could
+/// win at once after it. Returns the position and the moves.
+pub fn opening(variant: Variant, plies: u32, seed: u64, k: u32) -> (Position, Vec<String>) {
+    for attempt in 0u64.. {
+        let mut rng =
+            SmallRng::seed_from_u64(mix(mix(seed ^ 0x6f70_656e) ^ (k as u64) << 20 ^ attempt));
+        let mut pos = Position::start(variant);
+        let mut moves = Vec::new();
+        let mut ok = true;
+        for _ in 0..plies {
+            let list = pos.legal_moves();
+            if list.is_empty() {
+                ok = false;
+                break;
+            }
+            let lm = list.as_slice()[rng.random_range(0..list.len())];
+            moves.push(lm.notation(pos.to_move()));
+            match lm.after {
+                After::Position(p) => pos = p,
+                After::Won(_) => {
+                    ok = false;
+                    break;
+                }
+            }
+        }
+        // An opening the side to move wins at once measures nothing (both colours would just
+        // take the win), and in kujifunza such openings are common: draw another.
+        let list = pos.legal_moves();
+        if ok && !list.is_empty() && !list.iter().any(|lm| matches!(lm.after, After::Won(_))) {
+            return (pos, moves);
+        }
+    }
+    unreachable!("the loop only ends by returning")
 }

@@ -3,7 +3,7 @@
 //! the end-of-generation evaluation. Parsed strictly: unknown keys are refused, naming the
 //! file and line.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
@@ -48,6 +48,13 @@ pub struct TrainConfig {
     /// increasing, the first from 1), e.g. `[[1, 0.002], [30, 0.0006], [60, 0.0002]]`.
     /// When given, it replaces `[optimizer] learning_rate` and the single drop above.
     pub lr_schedule: Vec<(u32, f64)>,
+    /// Solver-labelled positions mixed into every minibatch: a directory of label shards
+    /// written by `bao label` (relative to where `bao train` runs), or none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub labels: Option<PathBuf>,
+    /// Share of each minibatch drawn from `labels` (rounded to whole samples); the rest
+    /// comes from the self-play window.
+    pub labels_fraction: f32,
     /// Left-right mirror augmentation (kujifunza only: its rules are symmetric).
     pub mirror: bool,
     /// Overlap self-play and training: generation `g + 1`'s self-play runs while generation
@@ -76,6 +83,8 @@ impl Default for TrainConfig {
             lr_drop_generation: u32::MAX,
             lr_drop: 0.1,
             lr_schedule: Vec::new(),
+            labels: None,
+            labels_fraction: 0.0,
             mirror: true,
             pipeline: false,
             seed: 1,
@@ -173,6 +182,14 @@ impl RunConfig {
             "[train] q_mix must be in [0, 1]"
         );
         anyhow::ensure!(t.reuse > 0.0, "[train] reuse must be > 0");
+        anyhow::ensure!(
+            (0.0..1.0).contains(&t.labels_fraction),
+            "[train] labels_fraction must be in [0, 1)"
+        );
+        anyhow::ensure!(
+            t.labels.is_some() == (t.labels_fraction > 0.0),
+            "[train] labels and labels_fraction go together: a directory of `bao label` shards and the share of each minibatch (> 0) drawn from it"
+        );
         anyhow::ensure!(self.eval.every >= 1, "[eval] every must be >= 1");
         anyhow::ensure!(
             self.eval.proofs_ms.is_none_or(|ms| ms >= 1),

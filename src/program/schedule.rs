@@ -34,11 +34,12 @@ pub fn generation_name(g: u32) -> String {
 }
 
 /// How one generation trains: `steps` minibatches of `batch_size` samples drawn uniformly
-/// from the window with `rng`, mirrored at random when `mirror`, value target
-/// `(1 - q_mix) * z + q_mix * q`.
+/// from the window with `rng` (a `labels_fraction` share of each from the solver labels),
+/// mirrored at random when `mirror`, value target `(1 - q_mix) * z + q_mix * q`.
 pub struct Minibatches {
     pub steps: usize,
     pub batch_size: usize,
+    pub labels_fraction: f32,
     pub mirror: bool,
     pub q_mix: f32,
     pub rng: SmallRng,
@@ -119,6 +120,7 @@ impl<'a> Schedule<'a> {
         Minibatches {
             steps: self.steps(new_samples),
             batch_size: t.batch_size,
+            labels_fraction: t.labels_fraction,
             mirror: self.mirror(),
             q_mix: t.q_mix,
             rng: SmallRng::seed_from_u64(self.seed(g, Stream::Minibatches)),

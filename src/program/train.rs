@@ -31,10 +31,11 @@ use super::history::{
     append_metrics, plot_curve, read_metrics, reconcile_history, summary, BaselineGames,
     BaselineResult, GenerationMetrics,
 };
-use super::minibatch::{load_window, train_steps};
+use super::minibatch::{load_labels, load_window, train_steps};
 use super::runconfig::RunConfig;
 use super::schedule::{generation_name, Schedule};
 use crate::dataio::atomic::write_bytes;
+use crate::dataio::shard::Sample;
 use crate::neuralnet::{Learner, NetEvaluator, Network};
 use crate::program::players::spec::NetParams;
 use crate::program::players::PlayerSpec;
@@ -89,6 +90,8 @@ pub fn train(
     let config_text = std::fs::read_to_string(config_path)?;
     let dir = RunDir(run_dir.to_path_buf());
     let device = config.train.device.resolve()?;
+    // Read before the run directory is touched, so a missing label set leaves nothing behind.
+    let labels = load_labels(&config)?;
     // A directory that is not a run is refused before the lock file would be written into it.
     if !dir.state().exists() && holds_foreign_files(&dir.0)? {
         bail!(
@@ -179,7 +182,7 @@ pub fn train(
                     play(config, dir, g + 1, false, false)
                 }));
             }
-            let mut metrics = learn(&config, &dir, g, stats, &mut learner, &mut state)?;
+            let mut metrics = learn(&config, &dir, g, stats, &labels, &mut learner, &mut state)?;
             state.generation = g;
             state.elapsed_secs += started.elapsed().as_secs_f64();
             metrics.elapsed_secs = state.elapsed_secs;
@@ -302,6 +305,7 @@ fn learn(
     dir: &RunDir,
     g: u32,
     stats: SelfplayStats,
+    labels: &[Sample],
     learner: &mut Learner,
     state: &mut RunState,
 ) -> anyhow::Result<GenerationMetrics> {
@@ -330,7 +334,7 @@ fn learn(
         .create(true)
         .append(true)
         .open(dir.0.join("steps.csv"))?;
-    let mean = train_steps(learner, &window, &mut plan, |l| {
+    let mean = train_steps(learner, &window, labels, &mut plan, |l| {
         state.steps += 1;
         writeln!(
             steps_log,

@@ -169,6 +169,7 @@ pub fn run_trainer(store: &Store, opts: &TrainerOptions) -> anyhow::Result<Train
         device,
         state: TrainerState::default(),
         window: Vec::new(),
+        labels: crate::program::minibatch::load_labels(&run.config)?,
     };
     let mut learner = t.start()?;
     learner.set_search_params(run.config.search.clone());
@@ -268,6 +269,8 @@ struct Trainer<'a> {
     state: TrainerState,
     /// Fully searched samples, oldest first.
     window: Vec<Sample>,
+    /// Solver labels mixed into every minibatch (`[train] labels`), read once at the start.
+    labels: Vec<Sample>,
 }
 
 impl Trainer<'_> {
@@ -471,7 +474,7 @@ impl Trainer<'_> {
         let bar = crate::program::progress::bar(steps as u64, "steps", self.opts.progress);
         bar.set_message(format!("generation {g}"));
         let store = self.store;
-        train_steps(learner, &self.window, &mut plan, |_| {
+        train_steps(learner, &self.window, &self.labels, &mut plan, |_| {
             bar.inc(1);
             lease.renew(store)
         })?;

@@ -164,11 +164,23 @@ impl Solver {
 
     /// The value alone, without a strategy: one search to a proof within the budget.
     pub fn solve_value(&mut self, pos: &Position) -> Value {
+        self.solve_with_move(pos).0
+    }
+
+    /// The value and, with a win, the search's winning move (the fastest win it found): one
+    /// search to a proof within the budget, no strategy built (`bao label`'s targets).
+    pub fn solve_with_move(&mut self, pos: &Position) -> (Value, Option<LegalMove>) {
         self.started = Instant::now();
         if pos.legal_moves().is_empty() {
-            return Value::Loss;
+            return (Value::Loss, None);
         }
-        self.prove(pos).map_or(Value::Unknown, |r| r.proof().into())
+        match self.prove(pos) {
+            Ok(r) => {
+                let value = Value::from(r.proof());
+                (value, (value == Value::Win).then_some(r.best))
+            }
+            Err(_) => (Value::Unknown, None),
+        }
     }
 
     /// The value within `depth` plies, whatever the time: deterministic, for training targets

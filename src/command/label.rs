@@ -1,0 +1,95 @@
+//! `bao label`: solver-labelled training positions for `[train] labels`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{bail, ensure, Context};
+
+use crate::game::Variant;
+use crate::program::label::{label_positions, LabelConfig};
+use crate::program::selfplay::OpeningPlies;
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  \
+bao label --variant kujifunza --out labels/kujifunza --plies 2-8 --positions 5000 --ms 1000\n  \
+bao label --variant kujifunza --out labels/kujifunza --seed 2 ...   add more (new positions only)")]
+pub struct Args {
+    /// Game variant: kiswahili or kujifunza.
+    #[arg(long)]
+    pub variant: Variant,
+    /// Directory of label shards (created; labels already there are kept and not drawn again;
+    /// unproven positions are not kept, so a later run may try them with more time).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Distinct new positions to solve.
+    #[arg(long, default_value_t = 1000)]
+    pub positions: usize,
+    /// Uniformly random plies before each position: `N`, or a range `A-B` drawn per position.
+    #[arg(long, default_value = "2-8")]
+    pub plies: String,
+    /// Solver wall time per position, in milliseconds.
+    #[arg(long, default_value_t = 1000)]
+    pub ms: u64,
+    /// Transposition table per solver thread, in MiB.
+    #[arg(long, default_value_t = 64)]
+    pub tt_mb: usize,
+    /// Solver threads (default: all cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Which positions are drawn (another seed, other positions).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    ensure!(args.ms >= 1, "--ms must be at least 1");
+    ensure!(args.positions >= 1, "--positions must be at least 1");
+    let config = LabelConfig {
+        variant: args.variant,
+        plies: parse_plies(&args.plies)?,
+        positions: args.positions,
+        budget: Duration::from_millis(args.ms),
+        tt_mb: args.tt_mb,
+        threads: args
+            .threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        seed: args.seed,
+    };
+    let stats = label_positions(&config, &args.out, true)
+        .with_context(|| format!("labelling into {}", args.out.display()))?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&stats)?);
+        return Ok(());
+    }
+    println!(
+        "{} positions in {:.0} s ({} ms each): {} won, {} lost, {} unproven (dropped); {} repeats skipped",
+        stats.positions, stats.secs, args.ms, stats.won, stats.lost, stats.unknown, stats.repeats
+    );
+    println!("random plies  positions  proven");
+    for (plies, [n, proven]) in stats.by_plies.iter().enumerate() {
+        if *n > 0 {
+            println!("{plies:>12}  {n:>9}  {proven:>6}");
+        }
+    }
+    println!("written to {}", args.out.display());
+    Ok(())
+}
+
+/// `N` or `A-B` (A <= B).
+fn parse_plies(s: &str) -> anyhow::Result<OpeningPlies> {
+    let parse = |t: &str| {
+        t.trim()
+            .parse::<u32>()
+            .with_context(|| format!("--plies {s:?}: {t:?} is not a ply count"))
+    };
+    match s.split_once('-') {
+        None => Ok(OpeningPlies::exactly(parse(s)?)),
+        Some((a, b)) => match OpeningPlies::range(parse(a)?, parse(b)?) {
+            Some(r) => Ok(r),
+            None => bail!("--plies {s:?}: the range must not run backwards"),
+        },
+    }
+}

@@ -1,0 +1,230 @@
+//! Solver-labelled training positions (`bao label`): exact targets for the positions that
+//! self-play cannot teach.
+//!
+//! Why: in Kujifunza the network's remaining losses against alpha-beta are decided at the
+//! first move after a match's random opening, in positions whose only winning move starts a
+//! 20-30-ply forced line (docs/training.md). Self-play at a few dozen simulations never finds
+//! such lines, so its game results teach the wrong value there; the solver proves them in a
+//! fraction of a second each. Like Leela Chess Zero's rescoring of training data with endgame
+//! tablebases, the proven value (and a proven winning move) becomes the target.
+//!
+//! What is labelled: positions after a uniformly random number of uniformly random plies
+//! (drawn as a match draws its openings: [`opening`]), distinct, each searched by the
+//! solver for `budget` of wall time. A proven win becomes a sample with value 1 and the
+//! solver's winning move as its policy target; a proven loss a sample with value -1 and no
+//! policy target (every move loses, so none is worth teaching; an all-zero policy row adds
+//! nothing to the cross-entropy); an unproven position is dropped. The trainer mixes these
+//! into every minibatch at a fixed share (`[train] labels`, `labels_fraction`).
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use anyhow::{ensure, Context};
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
+use serde::Serialize;
+
+use super::random_games::opening;
+use super::seeds::mix;
+use super::selfplay::OpeningPlies;
+use super::solve::{Solver, Value};
+use crate::dataio::shard::{list_shards, read_shard, Sample, ShardWriter};
+use crate::game::{LegalMove, Position, Variant, ACTIONS, PACKED_LEN};
+
+/// File name prefix of label shards (`labels-NNNNNN.shard`).
+pub const PREFIX: &str = "labels";
+/// Samples per shard: a run stopped early keeps all but the last few hundred.
+const SHARD_SIZE: usize = 500;
+
+/// What `bao label` draws and how long it may think.
+#[derive(Clone, Debug)]
+pub struct LabelConfig {
+    pub variant: Variant,
+    /// Random plies before each position (a count drawn per position).
+    pub plies: OpeningPlies,
+    /// Distinct new positions to draw (some are dropped unproven).
+    pub positions: usize,
+    /// Solver wall time per position.
+    pub budget: Duration,
+    /// Transposition table per solver thread, MiB.
+    pub tt_mb: usize,
+    pub threads: usize,
+    pub seed: u64,
+}
+
+/// What one `bao label` run did.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct LabelStats {
+    /// Positions solved (distinct, and new to the directory).
+    pub positions: usize,
+    pub won: usize,
+    pub lost: usize,
+    pub unknown: usize,
+    /// Positions drawn that were already labelled (in the directory or earlier in this run).
+    pub repeats: usize,
+    /// Per number of random plies: `[positions, proven]`.
+    pub by_plies: Vec<[usize; 2]>,
+    pub secs: f64,
+}
+
+/// The training sample of a proven position (`None` when `value` is unknown): see the module
+/// docs for the targets.
+pub fn labelled_sample(
+    pos: &Position,
+    plies: u32,
+    id: u64,
+    value: Value,
+    winning: Option<LegalMove>,
+) -> Option<Sample> {
+    let z = match value {
+        Value::Win => 1.0,
+        Value::Loss => -1.0,
+        Value::Unknown => return None,
+    };
+    let mut policy = [0f32; ACTIONS];
+    if let Some(lm) = winning {
+        policy[lm.mv.action()] = 1.0;
+    }
+    Some(Sample {
+        position: pos.to_bytes(),
+        legal: pos.legal_moves().mask(),
+        policy,
+        z,
+        q: z,
+        game_id: id,
+        ply: plies,
+        full_search: true,
+        reply: None,
+        margin: None,
+    })
+}
+
+/// Every label in `dir` (all its shards), checked to be of `variant`; empty when `dir` does
+/// not exist yet.
+pub fn read_labels(dir: &Path, variant: Variant) -> anyhow::Result<Vec<Sample>> {
+    if !dir.exists() {
+        return Ok(Vec::new());
+    }
+    let mut samples = Vec::new();
+    for path in list_shards(dir)? {
+        let shard = read_shard(&path)?;
+        ensure!(
+            shard.header.variant == variant,
+            "{} holds {} positions, not {}",
+            path.display(),
+            shard.header.variant,
+            variant
+        );
+        samples.extend(shard.samples);
+    }
+    Ok(samples)
+}
+
+/// Draws `config.positions` distinct positions not yet in `dir`, solves them on
+/// `config.threads` threads and appends the proven ones to `dir` as label shards.
+pub fn label_positions(
+    config: &LabelConfig,
+    dir: &Path,
+    progress: bool,
+) -> anyhow::Result<LabelStats> {
+    ensure!(config.threads >= 1, "at least one solver thread is needed");
+    ensure!(!config.budget.is_zero(), "the solver needs a time budget");
+    let t0 = Instant::now();
+    let mut seen: HashSet<[u8; PACKED_LEN]> = read_labels(dir, config.variant)
+        .with_context(|| format!("cannot read the labels already in {}", dir.display()))?
+        .iter()
+        .map(|s| s.position)
+        .collect();
+    let mut stats = LabelStats::default();
+    let (todo, repeats) = draw(config, &mut seen);
+    stats.repeats = repeats;
+    let mut writer = ShardWriter::new(
+        dir,
+        PREFIX,
+        config.variant,
+        0,
+        &format!("solver:ms={}", config.budget.as_millis()),
+        SHARD_SIZE,
+    )?;
+    let bar = super::progress::bar(todo.len() as u64, "positions", progress);
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = mpsc::channel::<(usize, Value, Option<LegalMove>)>();
+    std::thread::scope(|scope| -> anyhow::Result<()> {
+        for _ in 0..config.threads {
+            let (tx, todo, next) = (tx.clone(), &todo, &next);
+            scope.spawn(move || {
+                let mut solver = Solver::new(config.budget, config.tt_mb);
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some((pos, _)) = todo.get(i) else { break };
+                    let (value, mv) = solver.solve_with_move(pos);
+                    if tx.send((i, value, mv)).is_err() {
+                        break; // the writer stopped on an error
+                    }
+                }
+            });
+        }
+        drop(tx);
+        for (i, value, mv) in rx {
+            let (pos, plies) = &todo[i];
+            let row = *plies as usize;
+            if stats.by_plies.len() <= row {
+                stats.by_plies.resize(row + 1, [0, 0]);
+            }
+            stats.by_plies[row][0] += 1;
+            stats.positions += 1;
+            match value {
+                Value::Win => stats.won += 1,
+                Value::Loss => stats.lost += 1,
+                Value::Unknown => stats.unknown += 1,
+            }
+            if let Some(sample) = labelled_sample(pos, *plies, i as u64, value, mv) {
+                stats.by_plies[row][1] += 1;
+                writer.push(sample)?;
+            }
+            bar.inc(1);
+            bar.set_message(format!(
+                "won {} lost {} unproven {}",
+                stats.won, stats.lost, stats.unknown
+            ));
+        }
+        Ok(())
+    })?;
+    writer.flush()?;
+    bar.finish_and_clear();
+    stats.secs = t0.elapsed().as_secs_f64();
+    Ok(stats)
+}
+
+/// The positions to solve: draw `k` is `k` random plies ([`opening`]) with `k` from
+/// `config.plies`, skipping any already `seen`; gives up after many repeats in a row (a small
+/// ply range holds few positions). Returns the positions with their ply counts, and the
+/// repeats skipped.
+fn draw(
+    config: &LabelConfig,
+    seen: &mut HashSet<[u8; PACKED_LEN]>,
+) -> (Vec<(Position, u32)>, usize) {
+    let mut todo = Vec::with_capacity(config.positions);
+    let (mut repeats, mut in_a_row) = (0, 0);
+    // Salted, so that `--seed 1` draws other positions than the openings of `bao eval
+    // --seed 1`: labels must not be the gauge's own answers.
+    let seed = mix(config.seed ^ 0x6c61_6265_6c73);
+    let mut k = 0u32;
+    while todo.len() < config.positions && in_a_row < 10_000 {
+        let mut rng = SmallRng::seed_from_u64(mix(seed ^ k as u64));
+        let plies = config.plies.draw(&mut rng);
+        let (pos, _) = opening(config.variant, plies, seed, k);
+        k += 1;
+        if seen.insert(pos.to_bytes()) {
+            todo.push((pos, plies));
+            in_a_row = 0;
+        } else {
+            repeats += 1;
+            in_a_row += 1;
+        }
+    }
+    (todo, repeats)
+}

@@ -1,0 +1,117 @@
+//! `bao label` (issue 18): solver-labelled training positions. Every label is checked by a
+//! fresh solve whose strategy the reference move generator confirms (R10: a side without a
+//! legal move, or whose front row is empty, has lost), so a wrong target cannot pass.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use bao::game::{After, Variant, ACTIONS};
+use bao::program::label::{label_positions, read_labels, LabelConfig};
+use bao::program::selfplay::OpeningPlies;
+use bao::program::solve::check::check;
+use bao::program::solve::{Solver, Value};
+
+/// Proves `pos` with a fresh solver and returns the side the checked strategy makes win.
+fn checked_winner(pos: &bao::game::Position) -> bao::game::Side {
+    let sol = Solver::new(Duration::from_secs(20), 16).solve(pos);
+    let strategy = sol
+        .strategy
+        .unwrap_or_else(|| panic!("not proven again: {}", pos.to_json()));
+    check(&strategy.to_jsonl())
+        .expect("the strategy checks")
+        .winner
+}
+
+#[test]
+fn labels_hold_checked_values_and_winning_moves_and_no_position_twice() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("labels");
+    let config = LabelConfig {
+        variant: Variant::Kujifunza,
+        plies: OpeningPlies::range(6, 10).unwrap(),
+        positions: 24,
+        budget: Duration::from_millis(500),
+        tt_mb: 16,
+        threads: 2,
+        seed: 3,
+    };
+    let stats = label_positions(&config, &dir, false).unwrap();
+    assert_eq!(stats.positions, 24);
+    assert_eq!(stats.won + stats.lost + stats.unknown, 24);
+    let labels = read_labels(&dir, Variant::Kujifunza).unwrap();
+    assert_eq!(
+        labels.len(),
+        stats.won + stats.lost,
+        "unproven positions are dropped"
+    );
+    assert!(stats.won > 0 && stats.lost > 0, "{stats:?}");
+    for s in &labels {
+        let pos = s.position().unwrap();
+        assert!((6..=10).contains(&s.ply), "ply {}", s.ply);
+        assert_eq!(s.q, s.z, "the search value is the proven value");
+        assert_eq!(s.legal, pos.legal_moves().mask());
+        let me = pos.to_move();
+        if s.z == 1.0 {
+            // A win: the policy target is one move, and after it the opponent is lost.
+            let targets: Vec<usize> = (0..ACTIONS).filter(|&a| s.policy[a] > 0.0).collect();
+            assert_eq!(targets.len(), 1, "{:?}", &s.policy[..]);
+            assert_eq!(s.policy[targets[0]], 1.0);
+            let lm = pos.legal_moves();
+            let lm = lm.by_action(targets[0]).expect("the target move is legal");
+            if let After::Position(next) = lm.after {
+                assert_eq!(checked_winner(&next), me, "{}", pos.to_json());
+            }
+        } else {
+            // A loss: no policy target (every move loses), and the opponent's win checks.
+            assert_eq!(s.z, -1.0);
+            assert!(s.policy.iter().all(|&p| p == 0.0));
+            assert_eq!(checked_winner(&pos), me.opponent(), "{}", pos.to_json());
+        }
+    }
+    // The same seed again draws the same positions first: the labelled ones are skipped (the
+    // unproven ones are not kept, so they are tried again, perhaps with more time).
+    let more = label_positions(
+        &LabelConfig {
+            positions: 6,
+            ..config.clone()
+        },
+        &dir,
+        false,
+    )
+    .unwrap();
+    assert_eq!(more.repeats, stats.repeats + labels.len());
+    assert_eq!(more.positions, 6);
+    let all = read_labels(&dir, Variant::Kujifunza).unwrap();
+    assert_eq!(all.len(), labels.len() + more.won + more.lost);
+    let distinct: HashSet<_> = all.iter().map(|s| s.position).collect();
+    assert_eq!(distinct.len(), all.len(), "no position is labelled twice");
+    // Labels of one variant are refused as another's.
+    let err = format!("{:#}", read_labels(&dir, Variant::Kiswahili).unwrap_err());
+    assert!(
+        err.contains("kujifunza") && err.contains("not kiswahili"),
+        "{err}"
+    );
+}
+
+/// The solver's value of a labelled position agrees with `solve_value`, the call the rest of
+/// the project uses: one search, two entry points.
+#[test]
+fn solve_with_move_agrees_with_solve_value() {
+    let pos = bao::game::Position::start(Variant::Kujifunza);
+    let mut solver = Solver::new(Duration::from_secs(10), 16);
+    let (value, mv) = solver.solve_with_move(&pos);
+    assert_eq!(
+        value,
+        Value::Win,
+        "the start is a first-player win (docs/solving.md)"
+    );
+    assert_eq!(
+        Solver::new(Duration::from_secs(10), 16).solve_value(&pos),
+        value
+    );
+    let mv = mv.expect("a win comes with its move");
+    let After::Position(next) = mv.after else {
+        panic!("no first move wins at once")
+    };
+    assert_eq!(checked_winner(&next), pos.to_move());
+}
