@@ -34,6 +34,7 @@ fn labels_hold_checked_values_and_winning_moves_and_no_position_twice() {
         tt_mb: 16,
         threads: 2,
         seed: 3,
+        exclude_eval_seeds: vec![1],
     };
     let stats = label_positions(&config, &dir, false).unwrap();
     assert_eq!(stats.positions, 24);
@@ -114,4 +115,47 @@ fn solve_with_move_agrees_with_solve_value() {
         panic!("no first move wins at once")
     };
     assert_eq!(checked_winner(&next), pos.to_move());
+}
+
+/// `--exclude-eval-seeds`: no label is a position of an excluded match's openings, or one
+/// move after one, so that match tests what the network learned, not what it was told.
+#[test]
+fn labels_leave_out_the_openings_of_excluded_eval_seeds() {
+    use bao::program::label::EXCLUDED_OPENINGS;
+    use bao::program::tournament::{opening, TournamentConfig};
+    let tmp = tempfile::tempdir().unwrap();
+    let config = LabelConfig {
+        variant: Variant::Kujifunza,
+        plies: OpeningPlies::range(4, 5).unwrap(),
+        positions: 60,
+        budget: Duration::from_millis(20),
+        tt_mb: 8,
+        threads: 2,
+        seed: 1,
+        exclude_eval_seeds: vec![2],
+    };
+    let stats = label_positions(&config, tmp.path(), false).unwrap();
+    assert!(
+        stats.excluded > 0,
+        "the draws met the excluded openings: {stats:?}"
+    );
+    let labelled: HashSet<_> = read_labels(tmp.path(), Variant::Kujifunza)
+        .unwrap()
+        .iter()
+        .map(|s| s.position)
+        .collect();
+    assert!(!labelled.is_empty());
+    let plies = TournamentConfig::DEFAULT_OPENING_PLIES;
+    for k in 0..EXCLUDED_OPENINGS {
+        let (pos, _) = opening(Variant::Kujifunza, plies, 2, k);
+        assert!(!labelled.contains(&pos.to_bytes()), "opening {k} labelled");
+        for lm in pos.legal_moves().iter() {
+            if let After::Position(next) = lm.after {
+                assert!(
+                    !labelled.contains(&next.to_bytes()),
+                    "opening {k}: a reply labelled"
+                );
+            }
+        }
+    }
 }

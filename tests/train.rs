@@ -625,6 +625,7 @@ fn a_run_trains_with_solver_labels_and_refuses_a_missing_set() {
             tt_mb: 8,
             threads: 1,
             seed: 1,
+            exclude_eval_seeds: Vec::new(),
         },
         &labels,
         false,

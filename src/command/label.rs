@@ -11,7 +11,7 @@ use crate::program::selfplay::OpeningPlies;
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
-bao label --variant kujifunza --out labels/kujifunza --plies 2-8 --positions 5000 --ms 1000\n  \
+bao label --variant kujifunza --out labels/kujifunza --plies 2-8 --positions 5000 --ms 1000 \\\n      --exclude-eval-seeds 1,2,3,4\n  \
 bao label --variant kujifunza --out labels/kujifunza --seed 2 ...   add more (new positions only)")]
 pub struct Args {
     /// Game variant: kiswahili or kujifunza.
@@ -39,6 +39,11 @@ pub struct Args {
     /// Which positions are drawn (another seed, other positions).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Never label the openings of `bao eval --seed S` for these seeds (comma-separated), nor
+    /// any position one move after them: matches on those seeds then test what the network
+    /// learned rather than what it was told.
+    #[arg(long, value_delimiter = ',', value_name = "SEEDS")]
+    pub exclude_eval_seeds: Vec<u64>,
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
@@ -57,6 +62,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .threads
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
         seed: args.seed,
+        exclude_eval_seeds: args.exclude_eval_seeds,
     };
     let stats = label_positions(&config, &args.out, true)
         .with_context(|| format!("labelling into {}", args.out.display()))?;
@@ -65,8 +71,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         return Ok(());
     }
     println!(
-        "{} positions in {:.0} s ({} ms each): {} won, {} lost, {} unproven (dropped); {} repeats skipped",
-        stats.positions, stats.secs, args.ms, stats.won, stats.lost, stats.unknown, stats.repeats
+        "{} positions in {:.0} s ({} ms each): {} won, {} lost, {} unproven (dropped); skipped {} repeats and {} excluded",
+        stats.positions,
+        stats.secs,
+        args.ms,
+        stats.won,
+        stats.lost,
+        stats.unknown,
+        stats.repeats,
+        stats.excluded
     );
     println!("random plies  positions  proven");
     for (plies, [n, proven]) in stats.by_plies.iter().enumerate() {

@@ -31,8 +31,9 @@ use super::random_games::opening;
 use super::seeds::mix;
 use super::selfplay::OpeningPlies;
 use super::solve::{Solver, Value};
+use super::tournament::TournamentConfig;
 use crate::dataio::shard::{list_shards, read_shard, Sample, ShardWriter};
-use crate::game::{LegalMove, Position, Variant, ACTIONS, PACKED_LEN};
+use crate::game::{After, LegalMove, Position, Variant, ACTIONS, PACKED_LEN};
 
 /// File name prefix of label shards (`labels-NNNNNN.shard`).
 pub const PREFIX: &str = "labels";
@@ -53,7 +54,15 @@ pub struct LabelConfig {
     pub tt_mb: usize,
     pub threads: usize,
     pub seed: u64,
+    /// `bao eval --seed` values whose openings must stay unseen: the first
+    /// [`EXCLUDED_OPENINGS`] openings of each (at the default opening plies), and every
+    /// position one move after them (the opponent's first decision), are never labelled, so
+    /// a match on those seeds measures what the network learned, not what it was told.
+    pub exclude_eval_seeds: Vec<u64>,
 }
+
+/// Openings per excluded `bao eval` seed (a match of up to 1,000 games).
+pub const EXCLUDED_OPENINGS: u32 = 500;
 
 /// What one `bao label` run did.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -65,6 +74,8 @@ pub struct LabelStats {
     pub unknown: usize,
     /// Positions drawn that were already labelled (in the directory or earlier in this run).
     pub repeats: usize,
+    /// Positions drawn that belong to an excluded match's openings (and were skipped).
+    pub excluded: usize,
     /// Per number of random plies: `[positions, proven]`.
     pub by_plies: Vec<[usize; 2]>,
     pub secs: f64,
@@ -138,9 +149,9 @@ pub fn label_positions(
         .iter()
         .map(|s| s.position)
         .collect();
+    let excluded = excluded_positions(config);
     let mut stats = LabelStats::default();
-    let (todo, repeats) = draw(config, &mut seen);
-    stats.repeats = repeats;
+    let todo = draw(config, &mut seen, &excluded, &mut stats);
     let mut writer = ShardWriter::new(
         dir,
         PREFIX,
@@ -199,16 +210,36 @@ pub fn label_positions(
     Ok(stats)
 }
 
+/// The positions of `config.exclude_eval_seeds`' openings and one move after them.
+fn excluded_positions(config: &LabelConfig) -> HashSet<[u8; PACKED_LEN]> {
+    let mut out = HashSet::new();
+    for &seed in &config.exclude_eval_seeds {
+        for k in 0..EXCLUDED_OPENINGS {
+            let plies = TournamentConfig::DEFAULT_OPENING_PLIES;
+            let (pos, _) = opening(config.variant, plies, seed, k);
+            out.insert(pos.to_bytes());
+            for lm in pos.legal_moves().iter() {
+                if let After::Position(next) = lm.after {
+                    out.insert(next.to_bytes());
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The positions to solve: draw `k` is `k` random plies ([`opening`]) with `k` from
-/// `config.plies`, skipping any already `seen`; gives up after many repeats in a row (a small
-/// ply range holds few positions). Returns the positions with their ply counts, and the
-/// repeats skipped.
+/// `config.plies`, skipping any already `seen` or `excluded` (counted in `stats`); gives up
+/// after many skips in a row (a small ply range holds few positions). Returns the positions
+/// with their ply counts.
 fn draw(
     config: &LabelConfig,
     seen: &mut HashSet<[u8; PACKED_LEN]>,
-) -> (Vec<(Position, u32)>, usize) {
+    excluded: &HashSet<[u8; PACKED_LEN]>,
+    stats: &mut LabelStats,
+) -> Vec<(Position, u32)> {
     let mut todo = Vec::with_capacity(config.positions);
-    let (mut repeats, mut in_a_row) = (0, 0);
+    let mut in_a_row = 0;
     // Salted, so that `--seed 1` draws other positions than the openings of `bao eval
     // --seed 1`: labels must not be the gauge's own answers.
     let seed = mix(config.seed ^ 0x6c61_6265_6c73);
@@ -218,13 +249,17 @@ fn draw(
         let plies = config.plies.draw(&mut rng);
         let (pos, _) = opening(config.variant, plies, seed, k);
         k += 1;
-        if seen.insert(pos.to_bytes()) {
+        let key = pos.to_bytes();
+        if excluded.contains(&key) {
+            stats.excluded += 1;
+            in_a_row += 1;
+        } else if seen.insert(key) {
             todo.push((pos, plies));
             in_a_row = 0;
         } else {
-            repeats += 1;
+            stats.repeats += 1;
             in_a_row += 1;
         }
     }
-    (todo, repeats)
+    todo
 }
