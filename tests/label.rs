@@ -159,3 +159,53 @@ fn labels_leave_out_the_openings_of_excluded_eval_seeds() {
         }
     }
 }
+
+/// The command line: a bad ply range is named, labels of another variant in the directory
+/// are refused (nothing is written into it), and a good run prints what it did.
+#[test]
+fn bao_label_names_bad_input_and_reports_its_labels() {
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_bao"))
+            .arg("label")
+            .args(args)
+            .output()
+            .expect("bao runs");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("l");
+    let d = dir.to_str().unwrap();
+    let (ok, _, err) = run(&["--variant", "kujifunza", "--out", d, "--plies", "8-3"]);
+    assert!(
+        !ok && err.contains("--plies \"8-3\": the range must not run backwards"),
+        "{err}"
+    );
+    let (ok, _, err) = run(&["--variant", "kujifunza", "--out", d, "--plies", "x"]);
+    assert!(!ok && err.contains("\"x\" is not a ply count"), "{err}");
+    let common = [
+        "--out",
+        d,
+        "--plies",
+        "6-8",
+        "--positions",
+        "4",
+        "--ms",
+        "200",
+    ];
+    let (ok, out, err) = run(&[&["--variant", "kujifunza"][..], &common, &["--json"]].concat());
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON summary");
+    assert_eq!(v["positions"], 4, "{out}");
+    let shards = std::fs::read_dir(&dir).unwrap().count();
+    let (ok, _, err) = run(&[&["--variant", "kiswahili"][..], &common].concat());
+    assert!(!ok && err.contains("not kiswahili"), "{err}");
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        shards,
+        "nothing written"
+    );
+}
