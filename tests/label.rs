@@ -209,3 +209,65 @@ fn bao_label_names_bad_input_and_reports_its_labels() {
         "nothing written"
     );
 }
+
+/// `bao label --score`: an evaluator that answers with the labels themselves scores every
+/// value and every winning move; one that knows nothing (value 0, uniform policy) gets only
+/// the losses' sign "right" (0 is not above 0).
+#[test]
+fn scoring_counts_values_and_winning_moves_the_network_gets_right() {
+    use bao::dataio::shard::Sample;
+    use bao::game::Position;
+    use bao::program::label::score_labels;
+    use bao::search::{Evaluator, UniformEvaluator};
+    struct Oracle(Vec<Sample>);
+    impl Evaluator for Oracle {
+        fn evaluate(
+            &mut self,
+            positions: &[Position],
+            _masks: &[u64],
+            policy: &mut [f32],
+            values: &mut [f32],
+        ) -> anyhow::Result<()> {
+            for (i, pos) in positions.iter().enumerate() {
+                let s = self
+                    .0
+                    .iter()
+                    .find(|s| s.position == pos.to_bytes())
+                    .unwrap();
+                values[i] = s.z;
+                policy[i * ACTIONS..(i + 1) * ACTIONS].copy_from_slice(&s.policy);
+            }
+            Ok(())
+        }
+        fn name(&self) -> String {
+            "oracle".into()
+        }
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let config = LabelConfig {
+        variant: Variant::Kujifunza,
+        plies: OpeningPlies::range(7, 9).unwrap(),
+        positions: 30,
+        budget: Duration::from_millis(100),
+        tt_mb: 8,
+        threads: 2,
+        seed: 5,
+        exclude_eval_seeds: Vec::new(),
+    };
+    let stats = label_positions(&config, tmp.path(), false).unwrap();
+    let labels = read_labels(tmp.path(), Variant::Kujifunza).unwrap();
+    let total = |rows: &[bao::program::label::LabelScore]| {
+        rows.iter().fold([0; 4], |t, r| {
+            [
+                t[0] + r.labels,
+                t[1] + r.value_right,
+                t[2] + r.won,
+                t[3] + r.move_right,
+            ]
+        })
+    };
+    let oracle = total(&score_labels(&labels, &mut Oracle(labels.clone())).unwrap());
+    assert_eq!(oracle, [labels.len(), labels.len(), stats.won, stats.won]);
+    let blind = total(&score_labels(&labels, &mut UniformEvaluator).unwrap());
+    assert_eq!(blind[..3], [labels.len(), stats.lost, stats.won]);
+}

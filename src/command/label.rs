@@ -6,7 +6,8 @@ use std::time::Duration;
 use anyhow::{bail, ensure, Context};
 
 use crate::game::Variant;
-use crate::program::label::{label_positions, LabelConfig};
+use crate::neuralnet::{DeviceChoice, NetEvaluator};
+use crate::program::label::{label_positions, read_labels, score_labels, LabelConfig, LabelScore};
 use crate::program::selfplay::OpeningPlies;
 
 #[derive(Debug, clap::Args)]
@@ -44,12 +45,19 @@ pub struct Args {
     /// learned rather than what it was told.
     #[arg(long, value_delimiter = ',', value_name = "SEEDS")]
     pub exclude_eval_seeds: Vec<u64>,
+    /// Instead of labelling: how this network's raw outputs agree with the labels in --out
+    /// (value sign, most likely move), by ply count.
+    #[arg(long, value_name = "MODEL")]
+    pub score: Option<PathBuf>,
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
+    if let Some(model) = &args.score {
+        return score(model, &args);
+    }
     ensure!(args.ms >= 1, "--ms must be at least 1");
     ensure!(args.positions >= 1, "--positions must be at least 1");
     let config = LabelConfig {
@@ -105,4 +113,39 @@ fn parse_plies(s: &str) -> anyhow::Result<OpeningPlies> {
             None => bail!("--plies {s:?}: the range must not run backwards"),
         },
     }
+}
+
+/// `--score MODEL`: the network's agreement with the labels in `--out`.
+fn score(model: &std::path::Path, args: &Args) -> anyhow::Result<()> {
+    let labels = read_labels(&args.out, args.variant)?;
+    ensure!(!labels.is_empty(), "no labels in {}", args.out.display());
+    let mut net = NetEvaluator::load_for(model, args.variant, DeviceChoice::Auto)
+        .with_context(|| format!("cannot load {}", model.display()))?;
+    let rows = score_labels(&labels, &mut net)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(());
+    }
+    let pct = |a: usize, b: usize| 100.0 * a as f64 / b.max(1) as f64;
+    println!("random plies  labels  value right  won  solver's move first");
+    for r in &rows {
+        println!(
+            "{:>12}  {:>6}  {:>10.1}%  {:>4}  {:>18.1}%",
+            r.plies,
+            r.labels,
+            pct(r.value_right, r.labels),
+            r.won,
+            pct(r.move_right, r.won)
+        );
+    }
+    let sum = |f: fn(&LabelScore) -> usize| rows.iter().map(f).sum::<usize>();
+    println!(
+        "{:>12}  {:>6}  {:>10.1}%  {:>4}  {:>18.1}%",
+        "all",
+        sum(|r| r.labels),
+        pct(sum(|r| r.value_right), sum(|r| r.labels)),
+        sum(|r| r.won),
+        pct(sum(|r| r.move_right), sum(|r| r.won))
+    );
+    Ok(())
 }

@@ -34,6 +34,7 @@ use super::solve::{Solver, Value};
 use super::tournament::TournamentConfig;
 use crate::dataio::shard::{list_shards, read_shard, Sample, ShardWriter};
 use crate::game::{After, LegalMove, Position, Variant, ACTIONS, PACKED_LEN};
+use crate::search::Evaluator;
 
 /// File name prefix of label shards (`labels-NNNNNN.shard`).
 pub const PREFIX: &str = "labels";
@@ -262,4 +263,56 @@ fn draw(
         }
     }
     todo
+}
+
+/// How a network's raw outputs (no search) agree with labels of one ply count.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct LabelScore {
+    pub plies: u32,
+    pub labels: usize,
+    /// Labels whose value the network gets the sign of.
+    pub value_right: usize,
+    /// Won labels, and those where the network's most likely move is the labelled winning
+    /// move (another winning move counts as a miss: this understates).
+    pub won: usize,
+    pub move_right: usize,
+}
+
+/// Scores `evaluator` on `labels`, one row per ply count (`bao label --score`): whether the
+/// network learned the labels it trained on, and whether it gets labels it never saw right.
+pub fn score_labels(
+    labels: &[Sample],
+    evaluator: &mut dyn Evaluator,
+) -> anyhow::Result<Vec<LabelScore>> {
+    let mut rows: Vec<LabelScore> = Vec::new();
+    for chunk in labels.chunks(256) {
+        let positions = chunk
+            .iter()
+            .map(Sample::position)
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let masks: Vec<u64> = chunk.iter().map(|s| s.legal).collect();
+        let mut policy = vec![0f32; chunk.len() * ACTIONS];
+        let mut values = vec![0f32; chunk.len()];
+        evaluator.evaluate(&positions, &masks, &mut policy, &mut values)?;
+        for (i, s) in chunk.iter().enumerate() {
+            let row = s.ply as usize;
+            if rows.len() <= row {
+                rows.resize_with(row + 1, LabelScore::default);
+            }
+            let r = &mut rows[row];
+            r.plies = s.ply;
+            r.labels += 1;
+            r.value_right += ((values[i] > 0.0) == (s.z > 0.0)) as usize;
+            if s.z > 0.0 {
+                r.won += 1;
+                let p = &policy[i * ACTIONS..(i + 1) * ACTIONS];
+                let top = (0..ACTIONS)
+                    .filter(|&a| s.legal >> a & 1 == 1)
+                    .max_by(|&a, &b| p[a].total_cmp(&p[b]));
+                r.move_right += top.is_some_and(|a| s.policy[a] > 0.0) as usize;
+            }
+        }
+    }
+    rows.retain(|r| r.labels > 0);
+    Ok(rows)
 }
