@@ -2,6 +2,8 @@
 //! fresh solve whose strategy the reference move generator confirms (R10: a side without a
 //! legal move, or whose front row is empty, has lost), so a wrong target cannot pass.
 
+mod common;
+
 use std::collections::HashSet;
 use std::time::Duration;
 
@@ -10,6 +12,7 @@ use bao::program::label::{label_positions, read_labels, LabelConfig};
 use bao::program::selfplay::OpeningPlies;
 use bao::program::solve::check::check;
 use bao::program::solve::{Solver, Value};
+use common::run_bao;
 
 /// Proves `pos` with a fresh solver and returns the side the checked strategy makes win.
 fn checked_winner(pos: &bao::game::Position) -> bao::game::Side {
@@ -22,19 +25,27 @@ fn checked_winner(pos: &bao::game::Position) -> bao::game::Side {
         .winner
 }
 
+/// A Kujifunza label run of `positions` after `plies` random plies, `ms` a position.
+fn config(plies: (u32, u32), positions: usize, ms: u64, seed: u64) -> LabelConfig {
+    LabelConfig {
+        variant: Variant::Kujifunza,
+        plies: OpeningPlies::range(plies.0, plies.1).unwrap(),
+        positions,
+        budget: Duration::from_millis(ms),
+        tt_mb: 8,
+        threads: 2,
+        seed,
+        exclude_eval_seeds: Vec::new(),
+    }
+}
+
 #[test]
 fn labels_hold_checked_values_and_winning_moves_and_no_position_twice() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("labels");
     let config = LabelConfig {
-        variant: Variant::Kujifunza,
-        plies: OpeningPlies::range(6, 10).unwrap(),
-        positions: 24,
-        budget: Duration::from_millis(500),
-        tt_mb: 16,
-        threads: 2,
-        seed: 3,
         exclude_eval_seeds: vec![1],
+        ..config((6, 10), 24, 500, 3)
     };
     let stats = label_positions(&config, &dir, false).unwrap();
     assert_eq!(stats.positions, 24);
@@ -125,14 +136,8 @@ fn labels_leave_out_the_openings_of_excluded_eval_seeds() {
     use bao::program::tournament::{opening, TournamentConfig};
     let tmp = tempfile::tempdir().unwrap();
     let config = LabelConfig {
-        variant: Variant::Kujifunza,
-        plies: OpeningPlies::range(4, 5).unwrap(),
-        positions: 60,
-        budget: Duration::from_millis(20),
-        tt_mb: 8,
-        threads: 2,
-        seed: 1,
         exclude_eval_seeds: vec![2],
+        ..config((4, 5), 60, 20, 1)
     };
     let stats = label_positions(&config, tmp.path(), false).unwrap();
     assert!(
@@ -164,18 +169,7 @@ fn labels_leave_out_the_openings_of_excluded_eval_seeds() {
 /// are refused (nothing is written into it), and a good run prints what it did.
 #[test]
 fn bao_label_names_bad_input_and_reports_its_labels() {
-    let run = |args: &[&str]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_bao"))
-            .arg("label")
-            .args(args)
-            .output()
-            .expect("bao runs");
-        (
-            out.status.success(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    };
+    let run = |args: &[&str]| run_bao(&[&["label"][..], args].concat());
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("l");
     let d = dir.to_str().unwrap();
@@ -244,16 +238,7 @@ fn scoring_counts_values_and_winning_moves_the_network_gets_right() {
         }
     }
     let tmp = tempfile::tempdir().unwrap();
-    let config = LabelConfig {
-        variant: Variant::Kujifunza,
-        plies: OpeningPlies::range(7, 9).unwrap(),
-        positions: 30,
-        budget: Duration::from_millis(100),
-        tt_mb: 8,
-        threads: 2,
-        seed: 5,
-        exclude_eval_seeds: Vec::new(),
-    };
+    let config = config((7, 9), 30, 100, 5);
     let stats = label_positions(&config, tmp.path(), false).unwrap();
     let labels = read_labels(tmp.path(), Variant::Kujifunza).unwrap();
     let total = |rows: &[bao::program::label::LabelScore]| {

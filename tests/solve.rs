@@ -7,12 +7,13 @@
 //! player without a legal move loses (R10), infinite moves are not legal (R11), moves are
 //! written as R12 says and positions as R13 says.
 
-use std::process::Command;
+mod common;
 
 use bao::game::{After, Position, Side, Variant};
 use bao::program::players::alphabeta::{AlphaBeta, Proof};
 use bao::program::solve::check::{check, CheckError};
 use bao::search::Clock;
+use common::run_bao as bao;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
@@ -21,18 +22,6 @@ const START_PROOF: &str = "docs/solving/kujifunza-start.jsonl";
 fn shipped_proof() -> String {
     let path = format!("{}/{START_PROOF}", env!("CARGO_MANIFEST_DIR"));
     std::fs::read_to_string(&path).expect("the start proof is shipped")
-}
-
-fn bao(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_bao"))
-        .args(args)
-        .output()
-        .expect("bao runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 fn line_state(text: &str, line: usize) -> Position {

@@ -30,6 +30,19 @@ pub fn vector_positions() -> Vec<bao::game::Position> {
     out
 }
 
+/// Runs `bao ARGS...` to the end: whether it succeeded, its stdout and its stderr.
+pub fn run_bao(args: &[&str]) -> (bool, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bao"))
+        .args(args)
+        .output()
+        .expect("bao runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// `bao SUBCOMMAND ARGS...` running with piped stdin and stdout (for line protocols).
 pub fn spawn_piped(
     subcommand: &str,
