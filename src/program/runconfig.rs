@@ -49,7 +49,8 @@ pub struct TrainConfig {
     /// When given, it replaces `[optimizer] learning_rate` and the single drop above.
     pub lr_schedule: Vec<(u32, f64)>,
     /// Solver-labelled positions mixed into every minibatch: a directory of label shards
-    /// written by `bao label` (relative to where `bao train` runs), or none.
+    /// written by `bao label` (relative to where `bao train` runs), or none. Read when a run
+    /// starts or resumes: adding labels to it mid-run changes what the rest of the run draws.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub labels: Option<PathBuf>,
     /// Share of each minibatch drawn from `labels` (rounded to whole samples); the rest
