@@ -17,6 +17,7 @@
 //! into every minibatch at a fixed share (`[train] labels`, `labels_fraction`).
 
 use std::collections::HashSet;
+use std::io::Write;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -208,7 +209,43 @@ pub fn label_positions(
     writer.flush()?;
     bar.finish_and_clear();
     stats.secs = t0.elapsed().as_secs_f64();
+    record_run(config, &stats, dir)?;
     Ok(stats)
+}
+
+/// File in a label directory with one JSON line per `bao label` run: how its labels were
+/// made (the solver's time limit makes a rerun prove nearly, not exactly, the same set).
+pub const RUNS_FILE: &str = "runs.jsonl";
+
+/// Appends this run's settings and results to `dir`'s [`RUNS_FILE`].
+fn record_run(config: &LabelConfig, stats: &LabelStats, dir: &Path) -> anyhow::Result<()> {
+    #[derive(Serialize)]
+    struct Run<'a> {
+        variant: Variant,
+        plies: OpeningPlies,
+        ms: u128,
+        seed: u64,
+        exclude_eval_seeds: &'a [u64],
+        threads: usize,
+        #[serde(flatten)]
+        stats: &'a LabelStats,
+    }
+    let line = serde_json::to_string(&Run {
+        variant: config.variant,
+        plies: config.plies,
+        ms: config.budget.as_millis(),
+        seed: config.seed,
+        exclude_eval_seeds: &config.exclude_eval_seeds,
+        threads: config.threads,
+        stats,
+    })?;
+    let path = dir.join(RUNS_FILE);
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    writeln!(file, "{line}").with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// The positions of `config.exclude_eval_seeds`' openings and one move after them.
