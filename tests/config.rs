@@ -57,6 +57,7 @@ fn shipped_run_configs_load() {
             "kiswahili-campaign.toml",
             "kiswahili-continue.toml",
             "kiswahili-moves.toml",
+            "kiswahili-teacher.toml",
             "kiswahili.toml",
             "kujifunza-aux.toml",
             "kujifunza-baseline.toml",

@@ -1,4 +1,4 @@
-//! `bao label`: solver-labelled training positions for `[train] labels`.
+//! `bao label`: solver-labelled positions, or a teacher's games, for `[train] labels`.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -7,13 +7,16 @@ use anyhow::{bail, ensure, Context};
 
 use crate::game::Variant;
 use crate::neuralnet::{DeviceChoice, NetEvaluator};
+use crate::program::label::teacher::{label_teacher_games, TeacherConfig};
 use crate::program::label::{label_positions, read_labels, score_labels, LabelConfig, LabelScore};
+use crate::program::players::PlayerSpec;
 use crate::program::selfplay::OpeningPlies;
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
 bao label --variant kujifunza --out labels/kujifunza --plies 2-8 --positions 5000 --ms 1000 \\\n      --exclude-eval-seeds 1,2,3,4\n  \
-bao label --variant kujifunza --out labels/kujifunza --seed 2 ...   add more (new positions only)")]
+bao label --variant kujifunza --out labels/kujifunza --seed 2 ...   add more (new positions only)\n  \
+bao label --variant kiswahili --out labels/kiswahili --teacher alphabeta:ms=50 --games 2000 \\\n      --exclude-eval-seeds 1,2   alpha-beta's games instead of proofs")]
 pub struct Args {
     /// Game variant: kiswahili or kujifunza.
     #[arg(long)]
@@ -25,7 +28,18 @@ pub struct Args {
     /// Distinct new positions to solve.
     #[arg(long, default_value_t = 1000)]
     pub positions: usize,
-    /// Uniformly random plies before each position: `N`, or a range `A-B` drawn per position.
+    /// Instead of solving positions: label the games this player plays against itself (its
+    /// move as the policy target, the game's result as the value), e.g. `alphabeta:ms=50`.
+    #[arg(long, value_name = "SPEC", conflicts_with_all = ["positions", "ms", "tt_mb"])]
+    pub teacher: Option<PlayerSpec>,
+    /// With --teacher: games to play.
+    #[arg(long, requires = "teacher", default_value_t = 1000)]
+    pub games: usize,
+    /// With --teacher: a game still going after this many plies counts as unfinished (value 0).
+    #[arg(long, requires = "teacher", default_value_t = 400)]
+    pub ply_cap: u32,
+    /// Uniformly random plies before each position (with --teacher: before the teacher takes
+    /// over): `N`, or a range `A-B` drawn per position.
     #[arg(long, default_value = "2-8")]
     pub plies: String,
     /// Solver wall time per position, in milliseconds.
@@ -58,6 +72,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(model) = &args.score {
         return score(model, &args);
     }
+    if let Some(teacher) = &args.teacher {
+        return teach(teacher.clone(), &args);
+    }
     ensure!(args.ms >= 1, "--ms must be at least 1");
     ensure!(args.positions >= 1, "--positions must be at least 1");
     let config = LabelConfig {
@@ -66,11 +83,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         positions: args.positions,
         budget: Duration::from_millis(args.ms),
         tt_mb: args.tt_mb,
-        threads: args
-            .threads
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        threads: threads(&args),
         seed: args.seed,
-        exclude_eval_seeds: args.exclude_eval_seeds,
+        exclude_eval_seeds: args.exclude_eval_seeds.clone(),
     };
     let stats = label_positions(&config, &args.out, true)
         .with_context(|| format!("labelling into {}", args.out.display()))?;
@@ -97,6 +112,53 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     println!("written to {}", args.out.display());
     Ok(())
+}
+
+/// `--teacher SPEC`: label the teacher's games.
+fn teach(teacher: PlayerSpec, args: &Args) -> anyhow::Result<()> {
+    ensure!(args.games >= 1, "--games must be at least 1");
+    ensure!(args.ply_cap >= 1, "--ply-cap must be at least 1");
+    let config = TeacherConfig {
+        variant: args.variant,
+        teacher,
+        games: args.games,
+        plies: parse_plies(&args.plies)?,
+        ply_cap: args.ply_cap,
+        threads: threads(args),
+        seed: args.seed,
+        exclude_eval_seeds: args.exclude_eval_seeds.clone(),
+    };
+    let stats = label_teacher_games(&config, &args.out, true).with_context(|| {
+        format!(
+            "labelling {}'s games into {}",
+            config.teacher,
+            args.out.display()
+        )
+    })?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&stats)?);
+        return Ok(());
+    }
+    println!(
+        "{} games of {} in {:.0} s (South won {}, North {}, unfinished {}): {} positions labelled; skipped {} repeats and {} excluded",
+        stats.games,
+        config.teacher,
+        stats.secs,
+        stats.south_wins,
+        stats.north_wins,
+        stats.unfinished,
+        stats.positions,
+        stats.repeats,
+        stats.excluded
+    );
+    println!("written to {}", args.out.display());
+    Ok(())
+}
+
+/// `--threads`, else every core.
+fn threads(args: &Args) -> usize {
+    args.threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// `N` or `A-B` (A <= B).

@@ -63,7 +63,7 @@ pub enum Command {
     Export(export::Args),
     /// Prove positions won or lost, write and check proofs (alpha-beta to a proof).
     Solve(solve::Args),
-    /// Solve random early positions into training labels (`[train] labels`).
+    /// Solve random early positions (or label a teacher's games) into training labels (`[train] labels`).
     Label(label::Args),
 }
 

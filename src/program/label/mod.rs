@@ -37,6 +37,8 @@ use crate::dataio::shard::{list_shards, read_shard, Sample, ShardWriter};
 use crate::game::{After, LegalMove, Position, Variant, ACTIONS, PACKED_LEN};
 use crate::search::Evaluator;
 
+pub mod teacher;
+
 /// File name prefix of label shards (`labels-NNNNNN.shard`).
 pub const PREFIX: &str = "labels";
 /// Samples per shard: a run stopped early keeps all but the last few hundred.
@@ -151,7 +153,7 @@ pub fn label_positions(
         .iter()
         .map(|s| s.position)
         .collect();
-    let excluded = excluded_positions(config);
+    let excluded = excluded_positions(config.variant, &config.exclude_eval_seeds);
     let mut stats = LabelStats::default();
     let todo = draw(config, &mut seen, &excluded, &mut stats);
     let mut writer = ShardWriter::new(
@@ -217,7 +219,7 @@ pub fn label_positions(
 /// made (the solver's time limit makes a rerun prove nearly, not exactly, the same set).
 pub const RUNS_FILE: &str = "runs.jsonl";
 
-/// Appends this run's settings and results to `dir`'s [`RUNS_FILE`].
+/// Appends a solver run's settings and results to `dir`'s [`RUNS_FILE`].
 fn record_run(config: &LabelConfig, stats: &LabelStats, dir: &Path) -> anyhow::Result<()> {
     #[derive(Serialize)]
     struct Run<'a> {
@@ -230,15 +232,23 @@ fn record_run(config: &LabelConfig, stats: &LabelStats, dir: &Path) -> anyhow::R
         #[serde(flatten)]
         stats: &'a LabelStats,
     }
-    let line = serde_json::to_string(&Run {
-        variant: config.variant,
-        plies: config.plies,
-        ms: config.budget.as_millis(),
-        seed: config.seed,
-        exclude_eval_seeds: &config.exclude_eval_seeds,
-        threads: config.threads,
-        stats,
-    })?;
+    append_run(
+        dir,
+        &Run {
+            variant: config.variant,
+            plies: config.plies,
+            ms: config.budget.as_millis(),
+            seed: config.seed,
+            exclude_eval_seeds: &config.exclude_eval_seeds,
+            threads: config.threads,
+            stats,
+        },
+    )
+}
+
+/// Appends one run's JSON line to `dir`'s [`RUNS_FILE`].
+fn append_run(dir: &Path, run: &impl Serialize) -> anyhow::Result<()> {
+    let line = serde_json::to_string(run)?;
     let path = dir.join(RUNS_FILE);
     let mut file = std::fs::OpenOptions::new()
         .create(true)
@@ -248,13 +258,14 @@ fn record_run(config: &LabelConfig, stats: &LabelStats, dir: &Path) -> anyhow::R
     writeln!(file, "{line}").with_context(|| format!("cannot write {}", path.display()))
 }
 
-/// The positions of `config.exclude_eval_seeds`' openings and one move after them.
-fn excluded_positions(config: &LabelConfig) -> HashSet<[u8; PACKED_LEN]> {
+/// The positions of the openings of `bao eval --seed S` for each of `seeds`, and one move
+/// after them (see [`LabelConfig::exclude_eval_seeds`]).
+fn excluded_positions(variant: Variant, seeds: &[u64]) -> HashSet<[u8; PACKED_LEN]> {
     let mut out = HashSet::new();
-    for &seed in &config.exclude_eval_seeds {
+    for &seed in seeds {
         for k in 0..EXCLUDED_OPENINGS {
             let plies = TournamentConfig::DEFAULT_OPENING_PLIES;
-            let (pos, _) = opening(config.variant, plies, seed, k);
+            let (pos, _) = opening(variant, plies, seed, k);
             out.insert(pos.to_bytes());
             for lm in pos.legal_moves().iter() {
                 if let After::Position(next) = lm.after {
