@@ -189,25 +189,27 @@ fn score(model: &std::path::Path, args: &Args) -> anyhow::Result<()> {
         return Ok(());
     }
     let pct = |a: usize, b: usize| 100.0 * a as f64 / b.max(1) as f64;
-    println!("random plies  labels  value right  won  solver's move first");
+    // Solver labels hold a move for won positions only (the solver's winning move); teacher
+    // labels for every position (the teacher's move). A teacher label's ply is the game's.
+    println!("        ply  labels  value right  with a move  that move first");
     for r in &rows {
         println!(
-            "{:>12}  {:>6}  {:>10.1}%  {:>4}  {:>18.1}%",
+            "{:>11}  {:>6}  {:>10.1}%  {:>11}  {:>14.1}%",
             r.plies,
             r.labels,
             pct(r.value_right, r.labels),
-            r.won,
-            pct(r.move_right, r.won)
+            r.with_move,
+            pct(r.move_right, r.with_move)
         );
     }
     let sum = |f: fn(&LabelScore) -> usize| rows.iter().map(f).sum::<usize>();
     println!(
-        "{:>12}  {:>6}  {:>10.1}%  {:>4}  {:>18.1}%",
+        "{:>11}  {:>6}  {:>10.1}%  {:>11}  {:>14.1}%",
         "all",
         sum(|r| r.labels),
         pct(sum(|r| r.value_right), sum(|r| r.labels)),
-        sum(|r| r.won),
-        pct(sum(|r| r.move_right), sum(|r| r.won))
+        sum(|r| r.with_move),
+        pct(sum(|r| r.move_right), sum(|r| r.with_move))
     );
     Ok(())
 }

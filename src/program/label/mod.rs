@@ -320,9 +320,10 @@ pub struct LabelScore {
     pub labels: usize,
     /// Labels whose value the network gets the sign of.
     pub value_right: usize,
-    /// Won labels, and those where the network's most likely move is the labelled winning
-    /// move (another winning move counts as a miss: this understates).
-    pub won: usize,
+    /// Labels with a move to play (a solver label's winning move, a teacher's move), and
+    /// those where the network's most likely move is that move (another winning move counts
+    /// as a miss: this understates).
+    pub with_move: usize,
     pub move_right: usize,
 }
 
@@ -351,8 +352,8 @@ pub fn score_labels(
             r.plies = s.ply;
             r.labels += 1;
             r.value_right += ((values[i] > 0.0) == (s.z > 0.0)) as usize;
-            if s.z > 0.0 {
-                r.won += 1;
+            if s.policy.iter().any(|&p| p > 0.0) {
+                r.with_move += 1;
                 let p = &policy[i * ACTIONS..(i + 1) * ACTIONS];
                 let top = (0..ACTIONS)
                     .filter(|&a| s.legal >> a & 1 == 1)
