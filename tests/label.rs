@@ -144,8 +144,6 @@ fn solve_with_move_agrees_with_solve_value() {
 /// move after one, so that match tests what the network learned, not what it was told.
 #[test]
 fn labels_leave_out_the_openings_of_excluded_eval_seeds() {
-    use bao::program::label::EXCLUDED_OPENINGS;
-    use bao::program::tournament::{opening, TournamentConfig};
     let tmp = tempfile::tempdir().unwrap();
     let config = LabelConfig {
         exclude_eval_seeds: vec![2],
@@ -156,25 +154,7 @@ fn labels_leave_out_the_openings_of_excluded_eval_seeds() {
         stats.excluded > 0,
         "the draws met the excluded openings: {stats:?}"
     );
-    let labelled: HashSet<_> = read_labels(tmp.path(), Variant::Kujifunza)
-        .unwrap()
-        .iter()
-        .map(|s| s.position)
-        .collect();
-    assert!(!labelled.is_empty());
-    let plies = TournamentConfig::DEFAULT_OPENING_PLIES;
-    for k in 0..EXCLUDED_OPENINGS {
-        let (pos, _) = opening(Variant::Kujifunza, plies, 2, k);
-        assert!(!labelled.contains(&pos.to_bytes()), "opening {k} labelled");
-        for lm in pos.legal_moves().iter() {
-            if let After::Position(next) = lm.after {
-                assert!(
-                    !labelled.contains(&next.to_bytes()),
-                    "opening {k}: a reply labelled"
-                );
-            }
-        }
-    }
+    common::assert_eval_openings_left_out(tmp.path(), Variant::Kujifunza, 2);
 }
 
 /// The command line: a bad ply range is named, labels of another variant in the directory

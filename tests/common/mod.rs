@@ -133,3 +133,31 @@ pub fn check_run(store: &Store, generation: u32) -> TrainerState {
     assert!(state.rejected.is_empty(), "{:?}", state.rejected);
     state
 }
+
+/// Asserts that the labels in `dir` (some) hold none of the openings of `bao eval --seed S`
+/// for `seed` (the first `EXCLUDED_OPENINGS`, at the default opening plies) and no position one
+/// move after one: what `--exclude-eval-seeds` promises, for solver and teacher labels alike.
+pub fn assert_eval_openings_left_out(dir: &Path, variant: bao::game::Variant, seed: u64) {
+    use bao::game::After;
+    use bao::program::label::{read_labels, EXCLUDED_OPENINGS};
+    use bao::program::tournament::{opening, TournamentConfig};
+    let labelled: std::collections::HashSet<_> = read_labels(dir, variant)
+        .unwrap()
+        .iter()
+        .map(|s| s.position)
+        .collect();
+    assert!(!labelled.is_empty());
+    let plies = TournamentConfig::DEFAULT_OPENING_PLIES;
+    for k in 0..EXCLUDED_OPENINGS {
+        let (pos, _) = opening(variant, plies, seed, k);
+        assert!(!labelled.contains(&pos.to_bytes()), "opening {k} labelled");
+        for lm in pos.legal_moves().iter() {
+            if let After::Position(next) = lm.after {
+                assert!(
+                    !labelled.contains(&next.to_bytes()),
+                    "opening {k}: a reply labelled"
+                );
+            }
+        }
+    }
+}

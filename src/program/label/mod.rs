@@ -138,6 +138,38 @@ pub fn read_labels(dir: &Path, variant: Variant) -> anyhow::Result<Vec<Sample>> 
     Ok(samples)
 }
 
+/// What every label run starts from.
+struct LabelRun {
+    /// Positions already labelled in the directory: never written again.
+    seen: HashSet<[u8; PACKED_LEN]>,
+    /// Positions of the excluded matches' openings ([`excluded_positions`]).
+    excluded: HashSet<[u8; PACKED_LEN]>,
+    /// Appends new label shards to the directory.
+    writer: ShardWriter,
+}
+
+impl LabelRun {
+    /// Reads what `dir` holds (checked to be `variant`'s) and opens it for more labels, made
+    /// by `source` (recorded in each shard's header).
+    fn open(
+        dir: &Path,
+        variant: Variant,
+        exclude_eval_seeds: &[u64],
+        source: &str,
+    ) -> anyhow::Result<LabelRun> {
+        let seen = read_labels(dir, variant)
+            .with_context(|| format!("cannot read the labels already in {}", dir.display()))?
+            .iter()
+            .map(|s| s.position)
+            .collect();
+        Ok(LabelRun {
+            seen,
+            excluded: excluded_positions(variant, exclude_eval_seeds),
+            writer: ShardWriter::new(dir, PREFIX, variant, 0, source, SHARD_SIZE)?,
+        })
+    }
+}
+
 /// Draws `config.positions` distinct positions not yet in `dir`, solves them on
 /// `config.threads` threads and appends the proven ones to `dir` as label shards.
 pub fn label_positions(
@@ -148,22 +180,10 @@ pub fn label_positions(
     ensure!(config.threads >= 1, "at least one solver thread is needed");
     ensure!(!config.budget.is_zero(), "the solver needs a time budget");
     let t0 = Instant::now();
-    let mut seen: HashSet<[u8; PACKED_LEN]> = read_labels(dir, config.variant)
-        .with_context(|| format!("cannot read the labels already in {}", dir.display()))?
-        .iter()
-        .map(|s| s.position)
-        .collect();
-    let excluded = excluded_positions(config.variant, &config.exclude_eval_seeds);
+    let source = &format!("solver:ms={}", config.budget.as_millis());
+    let mut run = LabelRun::open(dir, config.variant, &config.exclude_eval_seeds, source)?;
     let mut stats = LabelStats::default();
-    let todo = draw(config, &mut seen, &excluded, &mut stats);
-    let mut writer = ShardWriter::new(
-        dir,
-        PREFIX,
-        config.variant,
-        0,
-        &format!("solver:ms={}", config.budget.as_millis()),
-        SHARD_SIZE,
-    )?;
+    let todo = draw(config, &mut run.seen, &run.excluded, &mut stats);
     let bar = super::progress::bar(todo.len() as u64, "positions", progress);
     let next = AtomicUsize::new(0);
     let (tx, rx) = mpsc::channel::<(usize, Value, Option<LegalMove>)>();
@@ -198,7 +218,7 @@ pub fn label_positions(
             }
             if let Some(sample) = labelled_sample(pos, *plies, i as u64, value, mv) {
                 stats.by_plies[row][1] += 1;
-                writer.push(sample)?;
+                run.writer.push(sample)?;
             }
             bar.inc(1);
             bar.set_message(format!(
@@ -208,7 +228,7 @@ pub fn label_positions(
         }
         Ok(())
     })?;
-    writer.flush()?;
+    run.writer.flush()?;
     bar.finish_and_clear();
     stats.secs = t0.elapsed().as_secs_f64();
     record_run(config, &stats, dir)?;

@@ -29,8 +29,8 @@ use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use serde::Serialize;
 
-use super::{append_run, excluded_positions, read_labels, PREFIX, SHARD_SIZE};
-use crate::dataio::shard::{Sample, ShardWriter};
+use super::{append_run, LabelRun};
+use crate::dataio::shard::Sample;
 use crate::game::{LegalMove, Position, Side, Variant, ACTIONS, PACKED_LEN};
 use crate::program::players::{self, Limits, PlayerSpec};
 use crate::program::random_games::opening;
@@ -79,7 +79,7 @@ pub struct TeacherStats {
 type PlayedGame = (usize, Vec<(Position, u32, LegalMove)>, GameEnd, f64);
 
 /// Plays `config.games` teacher games on `config.threads` threads and appends their labels to
-/// `dir` as label shards (read back with [`read_labels`], like the solver's).
+/// `dir` as label shards (read back with [`super::read_labels`], like the solver's).
 pub fn label_teacher_games(
     config: &TeacherConfig,
     dir: &Path,
@@ -91,22 +91,10 @@ pub fn label_teacher_games(
     players::build(&config.teacher, config.variant, config.seed)
         .with_context(|| format!("cannot build the teacher {}", config.teacher))?;
     let t0 = Instant::now();
-    let mut seen: HashSet<[u8; PACKED_LEN]> = read_labels(dir, config.variant)
-        .with_context(|| format!("cannot read the labels already in {}", dir.display()))?
-        .iter()
-        .map(|s| s.position)
-        .collect();
-    let excluded = excluded_positions(config.variant, &config.exclude_eval_seeds);
+    let source = &format!("teacher:{}", config.teacher);
+    let mut run = LabelRun::open(dir, config.variant, &config.exclude_eval_seeds, source)?;
     let mut stats = TeacherStats::default();
-    let openings = draw_openings(config, &excluded, &mut stats);
-    let mut writer = ShardWriter::new(
-        dir,
-        PREFIX,
-        config.variant,
-        0,
-        &format!("teacher:{}", config.teacher),
-        SHARD_SIZE,
-    )?;
+    let openings = draw_openings(config, &run.excluded, &mut stats);
     let bar = crate::program::progress::bar(openings.len() as u64, "games", progress);
     let next = AtomicUsize::new(0);
     let (tx, rx) = mpsc::channel::<anyhow::Result<PlayedGame>>();
@@ -139,12 +127,13 @@ pub fn label_teacher_games(
             }
             for (pos, ply, lm) in steps {
                 let key = pos.to_bytes();
-                if excluded.contains(&key) {
+                if run.excluded.contains(&key) {
                     stats.excluded += 1;
-                } else if !seen.insert(key) {
+                } else if !run.seen.insert(key) {
                     stats.repeats += 1;
                 } else {
-                    writer.push(teacher_sample(&pos, ply, lm, winner, stats.games as u64))?;
+                    run.writer
+                        .push(teacher_sample(&pos, ply, lm, winner, stats.games as u64))?;
                     stats.positions += 1;
                 }
             }
@@ -156,7 +145,7 @@ pub fn label_teacher_games(
         }
         Ok(())
     })?;
-    writer.flush()?;
+    run.writer.flush()?;
     bar.finish_and_clear();
     stats.secs = t0.elapsed().as_secs_f64();
     record_run(config, &stats, dir)?;
