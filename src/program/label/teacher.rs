@@ -75,7 +75,8 @@ pub struct TeacherStats {
     pub secs: f64,
 }
 
-/// One game a worker played: its index, the teacher's positions and moves, how it ended.
+/// One game a worker played: its opening's index (the labels' game id), the teacher's
+/// positions with their plies and moves, how it ended, the teacher's seconds.
 type PlayedGame = (usize, Vec<(Position, u32, LegalMove)>, GameEnd, f64);
 
 /// Plays `config.games` teacher games on `config.threads` threads and appends their labels to
@@ -110,7 +111,7 @@ pub fn label_teacher_games(
         }
         drop(tx);
         for played in rx {
-            let (_, steps, end, secs) = played?;
+            let (game, steps, end, secs) = played?;
             stats.games += 1;
             stats.teacher_secs += secs;
             let winner = match &end {
@@ -133,7 +134,7 @@ pub fn label_teacher_games(
                     stats.repeats += 1;
                 } else {
                     run.writer
-                        .push(teacher_sample(&pos, ply, lm, winner, stats.games as u64))?;
+                        .push(teacher_sample(&pos, ply, lm, winner, game as u64))?;
                     stats.positions += 1;
                 }
             }
