@@ -98,11 +98,7 @@ fn labels_hold_checked_values_and_winning_moves_and_no_position_twice() {
     let distinct: HashSet<_> = all.iter().map(|s| s.position).collect();
     assert_eq!(distinct.len(), all.len(), "no position is labelled twice");
     // Each run left its settings and counts beside the labels.
-    let runs = std::fs::read_to_string(dir.join(bao::program::label::RUNS_FILE)).unwrap();
-    let runs: Vec<serde_json::Value> = runs
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let runs = common::label_runs(&dir);
     assert_eq!(runs.len(), 2);
     assert_eq!(runs[0]["plies"], serde_json::json!([6, 10]));
     assert_eq!(runs[0]["ms"], 500);

@@ -140,11 +140,7 @@ fn teacher_labels_replay_as_the_games_played_with_their_results() {
     assert_eq!(all.len(), labels.len() + more.positions);
     let distinct: HashSet<_> = all.iter().map(|s| s.position).collect();
     assert_eq!(distinct.len(), all.len(), "no position is labelled twice");
-    let runs = std::fs::read_to_string(dir.join(bao::program::label::RUNS_FILE)).unwrap();
-    let runs: Vec<serde_json::Value> = runs
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let runs = common::label_runs(&dir);
     assert_eq!(runs.len(), 2);
     assert_eq!(runs[1]["teacher"], "alphabeta:depth=2");
     assert_eq!(runs[1]["seed"], 6);

@@ -161,3 +161,13 @@ pub fn assert_eval_openings_left_out(dir: &Path, variant: bao::game::Variant, se
         }
     }
 }
+
+/// The lines of a label directory's `runs.jsonl` (one per `bao label` run), parsed.
+pub fn label_runs(dir: &Path) -> Vec<serde_json::Value> {
+    let path = dir.join(bao::program::label::RUNS_FILE);
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect()
+}
