@@ -1,17 +1,14 @@
 //! `bao analyze` (issue 8): a forced win shows on top; bad input is refused clearly.
 
-use std::process::{Command, Output};
+mod common;
 
 use bao::game::{After, Position};
 
 const MODEL: &str = "models/kujifunza.safetensors";
 
-fn analyze(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_bao"))
-        .arg("analyze")
-        .args(args)
-        .output()
-        .expect("bao runs")
+/// `bao analyze ARGS...`: whether it succeeded, its stdout and its stderr.
+fn analyze(args: &[&str]) -> (bool, String, String) {
+    common::run_bao(&[&["analyze"], args].concat())
 }
 
 /// The moves of `pos` that win at once (or leave the opponent without a move).
@@ -44,7 +41,7 @@ fn one_forced_win() -> (Position, String) {
 #[test]
 fn the_one_forced_win_is_on_top_and_proven() {
     let (pos, win) = one_forced_win();
-    let out = analyze(&[
+    let (ok, stdout, stderr) = analyze(&[
         "--position",
         &pos.to_json(),
         "--model",
@@ -53,12 +50,8 @@ fn the_one_forced_win_is_on_top_and_proven() {
         "64",
         "--json",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert!(ok, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON object");
     let a = &v["analysis"];
     assert_eq!(a["moves"][0]["notation"], win.as_str(), "{a}");
     assert_eq!(a["moves"][0]["proven_win"], true);
@@ -70,7 +63,7 @@ fn the_one_forced_win_is_on_top_and_proven() {
     assert_eq!(a["pv"][0], win.as_str());
 
     // The text form lists it first too, with the verdict.
-    let out = analyze(&[
+    let (ok, text, stderr) = analyze(&[
         "--position",
         &pos.to_json(),
         "--model",
@@ -78,7 +71,7 @@ fn the_one_forced_win_is_on_top_and_proven() {
         "--sims",
         "64",
     ]);
-    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(ok, "{stderr}");
     assert!(text.contains("forced win"), "{text}");
     let first = text
         .lines()
@@ -92,7 +85,7 @@ fn the_one_forced_win_is_on_top_and_proven() {
 fn moves_from_the_start_and_search_overrides() {
     let start = Position::start(bao::game::Variant::Kujifunza);
     let first = start.legal_notations()[0].clone();
-    let out = analyze(&[
+    let (ok, stdout, stderr) = analyze(&[
         "--variant",
         "kujifunza",
         "--moves",
@@ -105,12 +98,8 @@ fn moves_from_the_start_and_search_overrides() {
         "c_puct=2.0",
         "--json",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(ok, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     let After::Position(after) = start.parse_move(&first).unwrap().after else {
         panic!("the first move cannot win")
     };
@@ -167,9 +156,9 @@ fn bad_input_is_named() {
         ),
     ];
     for (args, needle) in cases {
-        let out = analyze(args);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success(), "{args:?} should fail");
+        let (ok, _, stderr) = analyze(args);
+        let err = stderr;
+        assert!(!ok, "{args:?} should fail");
         assert!(
             err.contains(needle),
             "{args:?}: error should name `{needle}`:\n{err}"
@@ -187,7 +176,7 @@ fn set_overrides_are_validated_like_configs() {
         ("leaves_per_step=0", "leaves_per_step"),
         ("search.c_puct=inf", "c_puct"),
     ] {
-        let out = analyze(&[
+        let (ok, _, stderr) = analyze(&[
             "--variant",
             "kujifunza",
             "--model",
@@ -197,15 +186,15 @@ fn set_overrides_are_validated_like_configs() {
             "--set",
             set,
         ]);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success(), "--set {set} should fail");
+        let err = stderr;
+        assert!(!ok, "--set {set} should fail");
         assert!(
             err.contains(needle),
             "--set {set}: error should name `{needle}`:\n{err}"
         );
     }
     // The `search.` prefix of `bao selfplay --set` works here too.
-    let out = analyze(&[
+    let (ok, _, stderr) = analyze(&[
         "--variant",
         "kujifunza",
         "--model",
@@ -215,9 +204,5 @@ fn set_overrides_are_validated_like_configs() {
         "--set",
         "search.c_puct=2.5",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(ok, "{stderr}");
 }

@@ -3,20 +3,12 @@
 mod common;
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
 
 use bao::game::{Position, Variant};
 
 #[test]
 fn engine_answers_one_line_per_command_over_a_pipe() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bao"))
-        .args(["engine", "alphabeta:depth=2"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let (mut child, mut stdin, mut out) = common::spawn_piped("engine", &["alphabeta:depth=2"]);
     let mut ask = |cmd: &str| {
         writeln!(stdin, "{cmd}").unwrap();
         stdin.flush().unwrap();
@@ -50,12 +42,8 @@ fn engine_answers_one_line_per_command_over_a_pipe() {
 
 #[test]
 fn engine_refuses_a_bad_spec() {
-    let out = Command::new(env!("CARGO_BIN_EXE_bao"))
-        .args(["engine", "alphabeta:depht=3"])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let (ok, _, err) = common::run_bao(&["engine", "alphabeta:depht=3"]);
+    assert!(!ok);
     assert!(err.contains("unknown option `depht`"), "{err}");
 }
 

@@ -1,5 +1,7 @@
 //! Evaluation: alpha-beta finds forced wins, real matches, tournaments and their reports.
 
+mod common;
+
 use bao::game::{After, Position, Variant};
 use bao::program::players::alphabeta::{AlphaBeta, WIN};
 use bao::program::players::{self, Limits, PlayerSpec};
@@ -249,32 +251,18 @@ fn tournament_reports_ratings_json_and_plot() {
     let games = dir.path().join("games.jsonl");
     let records: Vec<_> = r.games.iter().map(|g| g.record.clone()).collect();
     bao::dataio::records::write_records(&games, &records).unwrap();
-    let replay = |n: &str| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_bao"))
-            .args(["replay", "--game", n])
-            .arg(&games)
-            .output()
-            .unwrap()
-    };
-    let out = replay("3");
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let games = games.to_str().expect("a UTF-8 temporary path");
+    let replay = |n: &str| common::run_bao(&["replay", "--game", n, games]);
+    let (ok, text, err) = replay("3");
+    assert!(ok, "{err}");
     assert_eq!(
         text.matches("plays ").count(),
         r.games[2].plies as usize,
         "{text}"
     );
     assert!(text.contains(&r.players[r.games[2].south]), "{text}");
-    let out = replay("19");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !out.status.success() && err.contains("holds games 1 to 18"),
-        "{err}"
-    );
+    let (ok, _, err) = replay("19");
+    assert!(!ok && err.contains("holds games 1 to 18"), "{err}");
     let svg = tournament::elo_svg(&r).unwrap();
     assert!(
         svg.contains("<svg") && svg.contains("random"),

@@ -3,7 +3,7 @@
 mod common;
 
 use std::io::{BufReader, Read, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command};
+use std::process::{Child, ChildStdin, ChildStdout};
 
 use bao::game::{Position, Variant};
 use bao::program::game::PlayRecord;
@@ -156,16 +156,8 @@ fn a_scripted_game_through_a_pipe_with_refusals_save_load_and_replay() {
     s.quit();
 
     // bao replay shows every position and the result.
-    let out = Command::new(env!("CARGO_BIN_EXE_bao"))
-        .args(["replay", file])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    let (ok, text, err) = common::run_bao(&["replay", file]);
+    assert!(ok, "{err}");
     assert_eq!(text.matches("plays ").count(), record.moves.len());
     assert!(
         text.contains(&format!("{} wins", record.winner.as_ref().unwrap())),
