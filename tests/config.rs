@@ -56,6 +56,7 @@ fn shipped_run_configs_load() {
         [
             "kiswahili-campaign.toml",
             "kiswahili-continue.toml",
+            "kiswahili-deep.toml",
             "kiswahili-moves.toml",
             "kiswahili-teacher.toml",
             "kiswahili.toml",

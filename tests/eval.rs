@@ -375,3 +375,19 @@ fn proof_checks_count_kept_and_given_away_wins_that_anyone_can_recheck() {
         json["proofs"]
     );
 }
+
+/// `net:...:precision=bf16`: the network player judges in bf16 and plays whole games (the
+/// spec's name keeps the option, so tables tell the two apart).
+#[test]
+fn a_bf16_network_player_plays_a_match() {
+    let bf16 = spec("net:models/kiswahili.safetensors:sims=16:precision=bf16");
+    assert!(bf16.to_string().ends_with(":precision=bf16"), "{bf16}");
+    let mut config = TournamentConfig::new(Variant::Kiswahili, vec![bf16, spec("random")], 2);
+    config.threads = 1;
+    let r = tournament::run_tournament(&config).unwrap();
+    assert_eq!(r.games.len(), 2);
+    for g in &r.games {
+        assert!(!matches!(g.end, GameEnd::Forfeit { .. }), "{:?}", g.end);
+        assert!(g.plies > config.opening_plies, "{} plies", g.plies);
+    }
+}

@@ -6,7 +6,7 @@ use bao::game::features::{self, FEATURES};
 use bao::game::{Position, Variant, ACTIONS};
 use bao::neuralnet::{
     CachedEvaluator, CheckpointMeta, DeviceChoice, Learner, Lineage, NetConfig, NetEvaluator,
-    Network, OptimizerConfig, OptimizerKind,
+    Network, OptimizerConfig, OptimizerKind, Precision,
 };
 use bao::search::{Evaluator, UniformEvaluator};
 use rand::rngs::StdRng;
@@ -609,4 +609,55 @@ fn weights_of_another_checkpoint_behind_a_sidecar_are_refused() {
     meta.as_object_mut().unwrap().remove("weights_sha256");
     std::fs::write(&sidecar, meta.to_string()).unwrap();
     Network::load_for(&kujifunza, Variant::Kujifunza, Device::Cpu).unwrap();
+}
+
+/// A bf16 inference copy (`Precision::Bf16`) of a trained network judges real positions as the
+/// f32 network does, to bf16's resolution, and is not taken for the network itself: saving,
+/// copying, growing or training it is refused, and it does not return to f32.
+#[test]
+fn bf16_inference_agrees_with_f32_and_the_copy_stays_inference_only() {
+    let model = Path::new("models/kiswahili.safetensors");
+    let mut rng = StdRng::seed_from_u64(21);
+    let b = real_batch((0..32).map(|i| random_position(&mut rng, i)).collect());
+    let (p32, v32) = evaluate(
+        &mut NetEvaluator::load(model, DeviceChoice::Cpu).unwrap(),
+        &b,
+    );
+    let mut bf16 = NetEvaluator::load(model, DeviceChoice::Cpu)
+        .unwrap()
+        .with_precision(Precision::Bf16)
+        .unwrap();
+    assert_eq!(bf16.network().precision(), Precision::Bf16);
+    assert!(bf16.name().contains("bf16"), "{}", bf16.name());
+    let (p16, v16) = evaluate(&mut bf16, &b);
+    let max_diff = |a: &[f32], b: &[f32]| {
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0f32, f32::max)
+    };
+    // Really computed in bf16 (not a silent f32 pass), yet close: bf16 keeps 8 mantissa bits.
+    assert!(max_diff(&v32, &v16) > 0.0, "values bit-identical to f32");
+    assert!(max_diff(&v32, &v16) < 0.08, "values: {v32:?} {v16:?}");
+    assert!(max_diff(&p32, &p16) < 0.08);
+    for (row, (a, c)) in p16.chunks(ACTIONS).zip(p32.chunks(ACTIONS)).enumerate() {
+        let sum: f32 = a.iter().sum();
+        assert!((sum - 1.0).abs() < 1e-4, "row {row} sums to {sum}");
+        for (k, (x, y)) in a.iter().zip(c).enumerate() {
+            assert_eq!(*x > 0.0, *y > 0.0, "row {row} action {k}: legal moves only");
+        }
+    }
+
+    let net = bf16.network();
+    let dir = tempfile::tempdir().unwrap();
+    let path = ckpt(dir.path(), "rounded");
+    assert!(err_text(net.save(&path, net.lineage())).contains("bf16"));
+    assert!(!path.exists(), "nothing written");
+    assert!(err_text(net.duplicate(Device::Cpu)).contains("cannot be copied"));
+    assert!(err_text(net.grown_to(net.config())).contains("cannot be grown"));
+    let mut copy = Network::load(model, Device::Cpu).unwrap();
+    copy.set_inference_precision(Precision::Bf16).unwrap();
+    assert!(err_text(copy.set_inference_precision(Precision::F32)).contains("load the checkpoint"));
+    let err = err_text(Learner::new(copy, OptimizerConfig::default()));
+    assert!(err.contains("cannot be trained"), "{err}");
 }

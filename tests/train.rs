@@ -638,3 +638,50 @@ fn a_run_trains_with_solver_labels_and_refuses_a_missing_set() {
         .iter()
         .all(|m| m.train_steps > 0 && m.value_loss.is_finite()));
 }
+
+/// `[selfplay] precision = "bf16"`: the self-play network judges in bf16 (every shard's header
+/// names it), while training and checkpoints stay f32 (the saved network loads in f32 and
+/// trains on). A run may switch it when resumed: here generation 1 plays in f32, 2 in bf16.
+#[test]
+fn bf16_selfplay_plays_in_bf16_and_checkpoints_stay_f32() {
+    use bao::dataio::shard::{list_shards, read_shard};
+    use bao::neuralnet::{Learner, Network, OptimizerConfig, Precision};
+    let tmp = tempfile::tempdir().unwrap();
+    let one_dir = tmp.path().join("one");
+    std::fs::create_dir_all(&one_dir).unwrap();
+    let one = write_config(
+        &one_dir,
+        &CONFIG.replace("generations = 2", "generations = 1"),
+    );
+    let run = tmp.path().join("run");
+    train(&one, &run, None).unwrap();
+    let text = CONFIG.replace("[selfplay]\n", "[selfplay]\nprecision = \"bf16\"\n");
+    let cfg = write_config(tmp.path(), &text);
+    assert_eq!(train(&cfg, &run, None).unwrap().len(), 2);
+    for (g, in_bf16) in [(1u32, false), (2, true)] {
+        let shards = list_shards(&run.join("data").join(format!("gen-{g:06}"))).unwrap();
+        assert!(!shards.is_empty(), "generation {g} has no shards");
+        for s in shards {
+            let model = read_shard(&s).unwrap().header.model;
+            assert_eq!(model.contains(" bf16 "), in_bf16, "generation {g}: {model}");
+        }
+    }
+    let last = Network::load(&run.join("models/gen-000002.safetensors"), tch::Device::Cpu).unwrap();
+    assert_eq!(last.precision(), Precision::F32);
+    Learner::new(last, OptimizerConfig::default()).unwrap();
+    let bad_dir = tmp.path().join("bad");
+    std::fs::create_dir_all(&bad_dir).unwrap();
+    let bad = write_config(
+        &bad_dir,
+        &CONFIG.replace("[selfplay]\n", "[selfplay]\nprecision = \"fp16\"\n"),
+    );
+    let err = format!(
+        "{:#}",
+        train(&bad, &tmp.path().join("bad-run"), None).unwrap_err()
+    );
+    assert!(err.contains("unknown precision `fp16`"), "{err}");
+    assert!(
+        !tmp.path().join("bad-run").exists(),
+        "a bad config leaves no run behind"
+    );
+}

@@ -89,7 +89,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let out = PathBuf::from(&args.out);
     let config = load_config(args.config.as_deref(), &args.set)?;
     crate::neuralnet::configure_threads(None);
-    let mut evaluator = load_evaluator(&args.model, config.variant())?;
+    let mut evaluator = load_evaluator(&args.model, config.variant(), config.selfplay.precision)?;
     let stats = run_selfplay(&config, evaluator.as_mut(), games, &out, !args.quiet)?;
     println!(
         "{} games ({} unfinished, South won {}), {} positions, {:.1} plies/game, {} shards in {}",
@@ -252,10 +252,11 @@ pub fn apply_overrides(table: &mut toml::Table, sets: &[String]) -> anyhow::Resu
 }
 
 /// The evaluator behind a `--model` argument: `uniform`, or a checkpoint (`.safetensors`
-/// with its JSON sidecar) that must have been trained for `variant`.
+/// with its JSON sidecar) that must have been trained for `variant`, judging in `precision`.
 pub fn load_evaluator(
     spec: &str,
     variant: crate::game::Variant,
+    precision: crate::neuralnet::Precision,
 ) -> anyhow::Result<Box<dyn Evaluator>> {
     match spec {
         "uniform" => Ok(Box::new(UniformEvaluator)),
@@ -264,7 +265,8 @@ pub fn load_evaluator(
                 std::path::Path::new(path),
                 variant,
                 crate::neuralnet::DeviceChoice::Auto,
-            )?;
+            )?
+            .with_precision(precision)?;
             Ok(Box::new(net))
         }
     }

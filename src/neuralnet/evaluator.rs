@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use super::network::Network;
-use super::DeviceChoice;
+use super::{DeviceChoice, Precision};
 use crate::game::{Position, Variant, ACTIONS};
 use crate::search::Evaluator;
 
@@ -42,12 +42,15 @@ impl NetEvaluator {
         )?))
     }
 
-    pub fn network(&self) -> &Network {
-        &self.net
+    /// This evaluator judging in `precision` (see [`Precision`]; its network becomes an
+    /// inference-only copy).
+    pub fn with_precision(mut self, precision: Precision) -> anyhow::Result<NetEvaluator> {
+        self.net.set_inference_precision(precision)?;
+        Ok(self)
     }
 
-    pub fn into_network(self) -> Network {
-        self.net
+    pub fn network(&self) -> &Network {
+        &self.net
     }
 }
 
@@ -83,8 +86,12 @@ impl Evaluator for NetEvaluator {
 
     fn name(&self) -> String {
         let l = self.net.lineage();
+        let precision = match self.net.precision() {
+            Precision::F32 => String::new(),
+            p => format!(" {p}"),
+        };
         format!(
-            "net {} {} step {}",
+            "net {} {}{precision} step {}",
             self.net.variant(),
             self.net.config().short_name(),
             l.step

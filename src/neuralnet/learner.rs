@@ -205,6 +205,7 @@ impl Learner {
     /// network's lineage.
     pub fn new(net: Network, config: OptimizerConfig) -> anyhow::Result<Learner> {
         config.validate()?;
+        net.ensure_full_precision("trained")?;
         let vars: BTreeMap<String, Tensor> = net.var_store().variables().into_iter().collect();
         let params = vars
             .into_iter()

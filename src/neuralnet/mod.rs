@@ -3,8 +3,8 @@
 //! - [`NetConfig`]: architecture (presets `tiny`, `small`, `large`, or explicit fields);
 //! - [`Network`]: model + weights for one variant; checkpoints `NAME.safetensors` + `NAME.json`
 //!   ([`CheckpointMeta`], readable alone);
-//! - [`NetEvaluator`]: the network behind [`crate::search::Evaluator`]; [`CachedEvaluator`]
-//!   puts a position cache in front of any evaluator;
+//! - [`NetEvaluator`]: the network behind [`crate::search::Evaluator`], in f32 or bf16
+//!   ([`Precision`]); [`CachedEvaluator`] puts a position cache in front of any evaluator;
 //! - [`Learner`]: network + optimizer, one `train_step` per batch, exact resume;
 //! - [`export_torchscript`]: a traced TorchScript file for Python / C++.
 //!
@@ -18,6 +18,7 @@ pub mod export;
 pub mod learner;
 pub mod model;
 pub mod network;
+pub mod precision;
 
 use std::str::FromStr;
 
@@ -28,6 +29,7 @@ pub use export::export_torchscript;
 pub use learner::{AuxTargets, Learner, Losses, OptimizerConfig, OptimizerKind};
 pub use model::flops_per_position;
 pub use network::{legal_tensor, Network};
+pub use precision::Precision;
 
 /// Where the network runs. `auto` = the first CUDA GPU when there is one, else the CPU.
 /// Written as text everywhere (configs, specs, flags): `cpu`, `cuda`, `cuda:N`, `auto`.

@@ -9,6 +9,7 @@ use tch::{nn, Device, Kind, Tensor};
 use super::checkpoint::{self, CheckpointMeta, Lineage, CHECKPOINT_FORMAT};
 use super::config::NetConfig;
 use super::model::Model;
+use super::precision::Precision;
 use crate::game::features::Encoding;
 use crate::game::{Variant, ACTIONS};
 
@@ -26,6 +27,8 @@ pub struct Network {
     lineage: Lineage,
     /// The search settings of the run that trains this network, written into its sidecar.
     search: Option<crate::search::SearchParams>,
+    /// The number format of the weights: f32 unless converted for inference.
+    precision: Precision,
 }
 
 impl std::fmt::Debug for Network {
@@ -34,6 +37,7 @@ impl std::fmt::Debug for Network {
             .field("config", &self.config)
             .field("variant", &self.variant)
             .field("device", &self.vs.device())
+            .field("precision", &self.precision)
             .field("lineage", &self.lineage)
             .finish()
     }
@@ -76,6 +80,7 @@ impl Network {
             variant,
             lineage: Lineage::default(),
             search: None,
+            precision: Precision::F32,
         })
     }
 
@@ -103,6 +108,45 @@ impl Network {
     /// Stops tracking gradients for all weights (inference-only copies, tracing).
     pub fn freeze(&mut self) {
         self.vs.freeze();
+    }
+
+    /// The number format of the weights (f32 unless converted for inference).
+    pub fn precision(&self) -> Precision {
+        self.precision
+    }
+
+    /// Converts this network for inference in `precision` (see [`Precision`]): the weights
+    /// stop tracking gradients and, for bf16, are rounded, so a converted network refuses to
+    /// be saved, copied, grown or trained, and cannot return to f32 (load the checkpoint
+    /// again for that). [`Self::infer`] takes and returns f32 either way.
+    pub fn set_inference_precision(&mut self, precision: Precision) -> anyhow::Result<()> {
+        if precision == self.precision {
+            return Ok(());
+        }
+        anyhow::ensure!(
+            self.precision == Precision::F32,
+            "a {} copy of a network cannot return to {precision} (its weights were rounded): \
+             load the checkpoint again",
+            self.precision
+        );
+        self.vs.freeze();
+        match precision {
+            Precision::F32 => {}
+            Precision::Bf16 => self.vs.bfloat16(),
+        }
+        self.precision = precision;
+        Ok(())
+    }
+
+    /// Fails on an inference-only copy in reduced precision: `what` it is asked to be (saved,
+    /// copied, trained) would keep rounded weights as if they were the network's own.
+    pub(crate) fn ensure_full_precision(&self, what: &str) -> anyhow::Result<()> {
+        anyhow::ensure!(
+            self.precision == Precision::F32,
+            "a {} inference copy of a network cannot be {what}: load the checkpoint in f32",
+            self.precision
+        );
+        Ok(())
     }
 
     /// The search settings recorded with these weights (see [`CheckpointMeta::search`]).
@@ -177,9 +221,14 @@ impl Network {
         let out = tch::no_grad(|| {
             let x = Tensor::from_slice(features)
                 .to_device(self.device())
+                .to_kind(self.precision.kind())
                 .view([n as i64, -1]);
             let legal = legal_tensor(masks, self.device());
-            let (log_policy, value) = self.forward_t(&x, &legal, false);
+            // The softmax in f32 whatever the network's precision: bf16 keeps 8 bits of
+            // mantissa, too few for the small probabilities of a wide policy.
+            let (logits, value) = self.model.forward_t(&x, false);
+            let log_policy = masked_log_softmax(&logits.to_kind(Kind::Float), &legal);
+            let value = value.to_kind(Kind::Float);
             // Empty masks: softmax over all-equal logits would be uniform; zero it instead.
             let any = legal.any_dim(1, true);
             let policy = log_policy.exp() * any.to_kind(Kind::Float);
@@ -212,6 +261,7 @@ impl Network {
     /// Writes `path` (must end in `.safetensors`) and its `.json` sidecar, each atomically,
     /// sidecar last.
     pub fn save(&self, path: &Path, lineage: &Lineage) -> anyhow::Result<()> {
+        self.ensure_full_precision("saved")?;
         let path = checkpoint::weights_path(path)?;
         let named: BTreeMap<String, Tensor> = self.vs.variables().into_iter().collect();
         let named: Vec<(String, Tensor)> = named
@@ -269,6 +319,7 @@ impl Network {
 
     /// A copy of this network (weights included) on `device`.
     pub fn duplicate(&self, device: Device) -> anyhow::Result<Network> {
+        self.ensure_full_precision("copied")?;
         let mut copy = Network::new(&self.config, self.variant, device)?;
         copy.vs
             .copy(&self.vs)
@@ -285,6 +336,7 @@ impl Network {
     /// exactly what this one does until training teaches it to read them. Auxiliary heads:
     /// freshly initialised; inference never reads them. Any other difference is refused.
     pub fn grown_to(&self, config: &NetConfig) -> anyhow::Result<Network> {
+        self.ensure_full_precision("grown")?;
         let additions_only = NetConfig {
             aux_heads: config.aux_heads,
             move_features: config.move_features,

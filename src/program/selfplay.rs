@@ -26,6 +26,7 @@ use crate::dataio::shard::{Sample, ShardWriter};
 use crate::game::{
     After, LegalMove, Outcome, Position, Side, Variant, WinReason, ACTIONS, TOTAL_SEEDS,
 };
+use crate::neuralnet::Precision;
 use crate::program::players::spec::AlphaBetaParams;
 use crate::program::solve::{Solver, Value};
 use crate::search::{Algorithm, Evaluator, SearchParams, Tree};
@@ -44,6 +45,8 @@ use crate::search::{Algorithm, Evaluator, SearchParams, Tree};
 /// opening_plies = 0          # plies played uniformly at random first, never recorded as samples;
 ///                            # [lo, hi]: a count drawn uniformly from lo..=hi for each game
 /// solver_depth = 0           # > 0: samples the alpha-beta solver proves within this depth get exact targets
+/// precision = "f32"          # or "bf16": the network judges positions in bf16 (faster on
+///                            # CPUs with bf16 units: `bao bench net --precision f32,bf16`)
 /// shard_size = 16384         # samples per shard file
 /// seed = 0
 /// generation = 0             # model generation, written into shard headers
@@ -70,6 +73,9 @@ pub struct SelfplayConfig {
     /// the target is exact whatever `q_mix` is. 0 = off. Worth it where positions are proven
     /// cheaply (Kujifunza, docs/solving.md).
     pub solver_depth: u32,
+    /// The number format the self-play network judges positions in (see
+    /// [`crate::neuralnet::Precision`]); training and checkpoints stay f32.
+    pub precision: Precision,
     pub shard_size: usize,
     pub seed: u64,
     pub generation: u32,
@@ -87,6 +93,7 @@ impl Default for SelfplayConfig {
             cheap_greedy: false,
             opening_plies: OpeningPlies::exactly(0),
             solver_depth: 0,
+            precision: Precision::F32,
             shard_size: 16384,
             seed: 0,
             generation: 0,

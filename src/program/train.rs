@@ -107,9 +107,12 @@ pub fn train(
         let saved_config = dir.0.join("config.toml");
         let saved: RunConfig = crate::config::load_toml(&saved_config)
             .with_context(|| format!("{} is not a readable bao run directory", dir.0.display()))?;
-        // Only the generation count may change between runs: raising it continues the run.
+        // Only the generation count may change between runs (raising it continues the run),
+        // and the self-play network's number format, which changes how fast, not what, it
+        // plays (to bf16's resolution).
         let mut same = saved.clone();
         same.train.generations = config.train.generations;
+        same.selfplay.precision = config.selfplay.precision;
         if same != config {
             bail!(
                 "run directory {} was started with a different config (see {}); use another --run directory",
@@ -264,7 +267,8 @@ fn play(
     }
     std::fs::create_dir_all(&data)?;
     let model = dir.model(schedule.played_by(g));
-    let mut evaluator = NetEvaluator::load_for(&model, config.variant, config.train.device)?;
+    let mut evaluator = NetEvaluator::load_for(&model, config.variant, config.train.device)?
+        .with_precision(config.selfplay.precision)?;
     let games = config.train.games_per_generation;
     let mut stats = run_selfplay(
         &schedule.selfplay(g, 0),

@@ -5,6 +5,8 @@
 //! GFLOP/s (convolution and linear multiply-adds, see `neuralnet::flops_per_position`). The
 //! reference is the measured throughput of a large f32 matmul on the same device with the same
 //! thread settings: the fraction of it a forward pass reaches says how much is left to gain.
+//! `--precision f32,bf16` measures each in both number formats (see `neuralnet::Precision`;
+//! the % of the f32 peak can pass 100 in bf16).
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -12,7 +14,7 @@ use std::time::{Duration, Instant};
 use tch::{Device, Kind, Tensor};
 
 use crate::game::{Variant, ACTIONS};
-use crate::neuralnet::{self, DeviceChoice, NetConfig, NetEvaluator, Network};
+use crate::neuralnet::{self, DeviceChoice, NetConfig, NetEvaluator, Network, Precision};
 use crate::search::Evaluator;
 
 #[derive(Debug, clap::Args)]
@@ -30,6 +32,9 @@ pub struct Args {
         default_value = "1,2,4,8,16,32,64,128,256,512,1024"
     )]
     pub batches: Vec<usize>,
+    /// Number formats to measure each network in (comma-separated: f32, bf16).
+    #[arg(long, value_delimiter = ',', default_value = "f32")]
+    pub precision: Vec<Precision>,
     /// Device: cpu, cuda or auto.
     #[arg(long, default_value = "auto")]
     pub device: DeviceChoice,
@@ -72,34 +77,39 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let peak = matmul_peak(device, budget)?;
     println!("matmul peak (f32 1024x1024 mm, same threads): {peak:.1} GFLOP/s\n");
     println!(
-        "{:<10} {:>7} {:>9} {:>6} {:>12} {:>10} {:>9} {:>7}",
-        "net", "size", "MFLOP/pos", "batch", "positions/s", "ms/batch", "GFLOP/s", "% peak"
+        "{:<10} {:>7} {:>5} {:>9} {:>6} {:>12} {:>10} {:>9} {:>7}",
+        "net", "size", "prec", "MFLOP/pos", "batch", "positions/s", "ms/batch", "GFLOP/s", "% peak"
     );
 
-    let steps = (nets.len() * args.batches.len()) as u64;
+    let steps = (nets.len() * args.precision.len() * args.batches.len()) as u64;
     let bar = crate::program::progress::bar(steps, "runs", true);
     for (name, cfg) in &nets {
-        let mut eval = NetEvaluator::new(Network::new_seeded(cfg, Variant::Kiswahili, device, 0)?);
-        let flops = neuralnet::flops_per_position(cfg);
-        for &batch in &args.batches {
-            bar.set_message(format!("{name} batch {batch}"));
-            let (rate, per_batch) = measure(&mut eval, batch, budget)?;
-            let gflops = rate * flops / 1e9;
-            // `suspend`, not `println`: the rows must reach stdout even when it is no terminal.
-            bar.suspend(|| {
-                println!(
-                    "{:<10} {:>7} {:>9.2} {:>6} {:>12.0} {:>10.3} {:>9.1} {:>6.1}%",
-                    name,
-                    cfg.short_name(),
-                    flops / 1e6,
-                    batch,
-                    rate,
-                    per_batch * 1e3,
-                    gflops,
-                    100.0 * gflops / peak
-                )
-            });
-            bar.inc(1);
+        for &precision in &args.precision {
+            let net = Network::new_seeded(cfg, Variant::Kiswahili, device, 0)?;
+            let mut eval = NetEvaluator::new(net).with_precision(precision)?;
+            let flops = neuralnet::flops_per_position(cfg);
+            for &batch in &args.batches {
+                bar.set_message(format!("{name} {precision} batch {batch}"));
+                let (rate, per_batch) = measure(&mut eval, batch, budget)?;
+                let gflops = rate * flops / 1e9;
+                // `suspend`, not `println`: the rows must reach stdout even when it is no
+                // terminal.
+                bar.suspend(|| {
+                    println!(
+                        "{:<10} {:>7} {:>5} {:>9.2} {:>6} {:>12.0} {:>10.3} {:>9.1} {:>6.1}%",
+                        name,
+                        cfg.short_name(),
+                        precision,
+                        flops / 1e6,
+                        batch,
+                        rate,
+                        per_batch * 1e3,
+                        gflops,
+                        100.0 * gflops / peak
+                    )
+                });
+                bar.inc(1);
+            }
         }
     }
     bar.finish_and_clear();

@@ -177,7 +177,8 @@ pub fn run_worker(store: &Store, opts: &WorkerOptions) -> anyhow::Result<WorkerS
             .is_none_or(|(l, _, _)| l.generation != latest.generation || l.sha256 != latest.sha256)
         {
             let path = cache.fetch(store, &latest)?;
-            let ev = NetEvaluator::load_for(&path, run.config.variant, opts.device)?;
+            let ev = NetEvaluator::load_for(&path, run.config.variant, opts.device)?
+                .with_precision(run.config.selfplay.precision)?;
             let seq = next_seq(store, latest.generation, &opts.worker_id)?;
             tracing::info!(
                 "worker {} plays generation {} from shard {seq}",

@@ -28,12 +28,14 @@ pub fn build(
         "network checkpoint {} not found (net:PATH names a checkpoint file)",
         params.path.display()
     );
-    let (evaluator, trained_with) = load_evaluator(params, variant)
+    let (mut evaluator, trained_with) = load_evaluator(params, variant)
         .with_context(|| format!("cannot load network {}", params.path.display()))?;
     if params.sims() == 0 {
+        warm_up(evaluator.as_mut(), variant, 1)?;
         Ok(Box::new(RawPolicyPlayer::new(name, evaluator)))
     } else {
         let search = player_search_params(trained_with.as_ref(), params)?;
+        warm_up(evaluator.as_mut(), variant, search.leaves_per_step)?;
         let player = SearchPlayer::new(name, params, search, evaluator, variant, seed)?;
         Ok(Box::new(player))
     }
@@ -82,22 +84,26 @@ fn load_evaluator(
     // (and two games in parallel must not fight over them).
     crate::neuralnet::configure_threads(None);
     let device = params.device.unwrap_or_default();
-    let mut net = crate::neuralnet::NetEvaluator::load_for(&params.path, variant, device)?;
+    let net = crate::neuralnet::NetEvaluator::load_for(&params.path, variant, device)?
+        .with_precision(params.precision.unwrap_or_default())?;
     let search = net.network().search_params().cloned();
-    warm_up(&mut net, variant).context("the network's first evaluation failed")?;
     Ok((Box::new(net), search))
 }
 
-/// One evaluation of a full leaf batch before the first move: libtorch allocates and picks
-/// its kernels on the first calls (tens to hundreds of milliseconds), which would otherwise be
-/// charged to the first timed move.
-fn warm_up(net: &mut dyn Evaluator, variant: Variant) -> anyhow::Result<()> {
+/// Evaluations of one position and of a full leaf batch (`leaves`) before the first move:
+/// libtorch allocates and picks its kernels for each batch size on its first calls (tens to
+/// hundreds of milliseconds, more in bf16), which would otherwise be charged to the first
+/// timed move.
+fn warm_up(net: &mut dyn Evaluator, variant: Variant, leaves: usize) -> anyhow::Result<()> {
     let start = Position::start(variant);
-    let n = PLAYER_LEAVES_PER_STEP;
-    let positions = vec![start; n];
-    let masks = vec![start.legal_moves().mask(); n];
-    let (mut policy, mut values) = (vec![0.0; n * ACTIONS], vec![0.0; n]);
-    net.evaluate(&positions, &masks, &mut policy, &mut values)
+    for n in [1, leaves] {
+        let positions = vec![start; n];
+        let masks = vec![start.legal_moves().mask(); n];
+        let (mut policy, mut values) = (vec![0.0; n * ACTIONS], vec![0.0; n]);
+        net.evaluate(&positions, &masks, &mut policy, &mut values)
+            .context("the network's first evaluation failed")?;
+    }
+    Ok(())
 }
 
 /// A network player that searches a number of simulations or a time a move, keeping its tree

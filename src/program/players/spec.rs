@@ -5,7 +5,7 @@
 //! greedy[:seed=N]
 //! alphabeta[:depth=D][:ms=MS][:tt=MB]        depth mode, time mode, or both (first limit wins)
 //! mcts[:sims=N][:ms=MS][:c=C][:seed=N]       UCT with random rollouts, no network
-//! net:PATH[:sims=N][:ms=MS][:KEY=VALUE...][:device=D][:seed=N]   sims=0 plays the raw policy
+//! net:PATH[:sims=N][:ms=MS][:KEY=VALUE...][:device=D][:precision=P][:seed=N]   sims=0 plays the raw policy
 //! ext:"COMMAND LINE"[:name=NAME][:sims=N][:depth=D][:ms=MS]   an engine speaking `bao engine`'s protocol
 //! ```
 //!
@@ -16,7 +16,8 @@
 //! `leaves_per_step=16`, ...; `cpuct` is kept as another name for `c_puct`), checked exactly as
 //! a config is, and applied over the settings the checkpoint was trained with. So a search
 //! experiment is a list of specs that differ in one option. `device=cuda:N` names a GPU (the
-//! `:N` stays with the device).
+//! `:N` stays with the device); `precision=bf16` judges positions in bf16 (see
+//! [`crate::neuralnet::Precision`]).
 //!
 //! Options are `key=value` segments after `:`; a spec's [`Display`](std::fmt::Display) is its
 //! canonical text (options in a fixed order), which is also the player's name in tables.
@@ -25,7 +26,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
 
-use crate::neuralnet::DeviceChoice;
+use crate::neuralnet::{DeviceChoice, Precision};
 use crate::search::SearchParams;
 
 /// Why a spec was refused; the message names the part that is wrong.
@@ -100,6 +101,8 @@ pub struct NetParams {
     /// Search settings over the checkpoint's own, in the order given (validated at parse).
     pub search: Vec<(String, String)>,
     pub device: Option<DeviceChoice>,
+    /// The number format the network judges positions in (f32 when absent).
+    pub precision: Option<Precision>,
     pub seed: Option<u64>,
     /// `prove=F`: the share (0 < F < 1) of a timed move's budget given first to an alpha-beta
     /// proof; a proven win is played at once, otherwise the network searches the rest. Where
@@ -219,6 +222,7 @@ impl FromStr for PlayerSpec {
                         "sims" => p.sims = Some(number(k, v, &fail)?),
                         "ms" => p.ms = Some(positive(k, v, &fail)?),
                         "device" => p.device = Some(v.parse().map_err(|e: String| fail(e))?),
+                        "precision" => p.precision = Some(v.parse().map_err(|e: String| fail(e))?),
                         "seed" => p.seed = Some(number(k, v, &fail)?),
                         "prove" => p.prove = Some(share(k, v, &fail)?),
                         "cpuct" => p.search.push(("c_puct".into(), v.into())),
@@ -229,7 +233,7 @@ impl FromStr for PlayerSpec {
                 // before any game is played.
                 SearchParams::default()
                     .with_overrides(p.search.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-                    .map_err(|e| fail(format!("{e:#} (net: options are sims, ms, device, seed, prove and [search] keys)")))?;
+                    .map_err(|e| fail(format!("{e:#} (net: options are sims, ms, device, precision, seed, prove and [search] keys)")))?;
                 let mut keys: Vec<&str> = p.search.iter().map(|(k, _)| k.as_str()).collect();
                 keys.sort_unstable();
                 if let Some(w) = keys.windows(2).find(|w| w[0] == w[1]) {
@@ -453,6 +457,7 @@ impl fmt::Display for PlayerSpec {
                     write!(f, ":{k}={v}")?;
                 }
                 opt(f, "device", &p.device)?;
+                opt(f, "precision", &p.precision)?;
                 opt(f, "seed", &p.seed)?;
                 opt(f, "prove", &p.prove)
             }
@@ -521,6 +526,7 @@ mod tests {
             "net:models/k.safetensors:sims=0:device=cpu",
             "net:models/k.safetensors:ms=200:c_puct=2.5:algorithm=gumbel",
             "net:models/k.safetensors:sims=800:ms=50:leaves_per_step=16:device=cuda:1:seed=3",
+            "net:models/k.safetensors:ms=200:leaves_per_step=16:device=cuda:1:precision=bf16",
             "mcts:ms=20",
             "ext:\"bao engine greedy\"",
             "ext:\"bao engine alphabeta:depth=2\":name=ab2:ms=100",
@@ -591,6 +597,11 @@ mod tests {
         assert!(err("net:m.safetensors:cpuct=1:c_puct=2").contains("twice"));
         assert!(err("net:m.safetensors:device=cuda:x").contains("device"));
         assert!(err("net:m.safetensors:device=tpu").contains("unknown device `tpu`"));
+        let PlayerSpec::Net(n) = p("net:m.safetensors:precision=bf16") else {
+            panic!()
+        };
+        assert_eq!(n.precision, Some(Precision::Bf16));
+        assert!(err("net:m.safetensors:precision=fp16").contains("unknown precision `fp16`"));
     }
 
     #[test]
