@@ -4,14 +4,15 @@
 //! With the uniform evaluator the figure is search overhead alone (selection, move
 //! generation, encoding, backup); with a network it shows how much of the time the forward
 //! pass takes (the goal is most of it). The single-game rows are what a player gets: one tree,
-//! one thread, at batch 1 and with leaf batching (`--leaves`).
+//! one thread, at batch 1 and with leaf batching (`--leaves`). `--precision f32,bf16` measures
+//! every network in each number format (see `neuralnet::Precision`).
 
 use std::time::Instant;
 
 use anyhow::Context;
 
 use crate::game::Variant;
-use crate::neuralnet::DeviceChoice;
+use crate::neuralnet::{DeviceChoice, NetEvaluator, Precision};
 use crate::program::selfplay::{run_selfplay, SelfplayRunConfig};
 use crate::search::{Evaluator, Mcts, SearchParams, UniformEvaluator};
 
@@ -46,6 +47,13 @@ pub struct Args {
     /// Simulations per position in the single-game figures.
     #[arg(long, default_value_t = 800)]
     pub single_sims: usize,
+    /// Number formats to measure each network in (comma-separated: f32, bf16).
+    #[arg(long, value_delimiter = ',', default_value = "f32")]
+    pub precision: Vec<Precision>,
+    /// Also measure lockstep self-play (the first figures) with each of `--models`, as a run's
+    /// self-play plays with its network.
+    #[arg(long)]
+    pub models_selfplay: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -69,10 +77,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     crate::neuralnet::configure_threads(None);
     for preset in &args.presets {
         let config = crate::neuralnet::NetConfig::preset(preset)?;
-        let device = crate::neuralnet::DeviceChoice::Auto.resolve()?;
-        let net = crate::neuralnet::Network::new(&config, args.variant, device)?;
-        let mut net = crate::neuralnet::NetEvaluator::new(net);
-        pool.install(|| measure(&args, threads, &mut net))?;
+        let device = DeviceChoice::Auto.resolve()?;
+        for &precision in &args.precision {
+            let net = crate::neuralnet::Network::new(&config, args.variant, device)?;
+            let mut net = NetEvaluator::new(net).with_precision(precision)?;
+            pool.install(|| measure(&args, threads, &mut net))?;
+        }
     }
     single_game(&args, &mut uniform)?;
     let models = if args.models.is_empty() {
@@ -86,10 +96,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         args.models.clone()
     };
     for path in &models {
-        let mut net =
-            crate::neuralnet::NetEvaluator::load_for(path, args.variant, DeviceChoice::Auto)
-                .with_context(|| format!("cannot load {}", path.display()))?;
-        single_game(&args, &mut net)?;
+        for &precision in &args.precision {
+            let mut net = NetEvaluator::load_for(path, args.variant, DeviceChoice::Auto)
+                .with_context(|| format!("cannot load {}", path.display()))?
+                .with_precision(precision)?;
+            if args.models_selfplay {
+                pool.install(|| measure(&args, threads, &mut net))?;
+            }
+            single_game(&args, &mut net)?;
+        }
     }
     Ok(())
 }
