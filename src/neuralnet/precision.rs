@@ -14,7 +14,7 @@ use std::str::FromStr;
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
 )]
-#[serde(try_from = "String", into = "String")]
+#[serde(rename_all = "lowercase")]
 pub enum Precision {
     /// 32-bit floats: what training uses and checkpoints hold.
     #[default]
@@ -43,19 +43,6 @@ impl FromStr for Precision {
                 "unknown precision `{s}` (expected `f32` or `bf16`)"
             )),
         }
-    }
-}
-
-impl TryFrom<String> for Precision {
-    type Error = String;
-    fn try_from(s: String) -> Result<Precision, String> {
-        s.parse()
-    }
-}
-
-impl From<Precision> for String {
-    fn from(p: Precision) -> String {
-        p.to_string()
     }
 }
 
