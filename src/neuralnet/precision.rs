@@ -1,12 +1,13 @@
 //! The number format a network judges positions in: full `f32`, or `bf16` for inference.
 //!
 //! Why bf16: on CPUs with bf16 matrix units (Intel AMX, AVX512-BF16) oneDNN's bf16
-//! convolutions run the same network about 1.8x faster at the batch sizes self-play uses
-//! (`bao bench net --precision f32,bf16` prints the figures on the machine at hand; README has
-//! this machine's), for values that differ from f32's by about 0.02 at most. Where there is no
-//! such unit bf16 is emulated and slower, so it is a choice, never the default. Training and
-//! checkpoints stay f32: a bf16 copy is made for inference only, and it refuses to be saved,
-//! copied or trained (see [`super::Network::set_inference_precision`]).
+//! convolutions run the campaign network 1.7-2.5x faster at batch 128 and up, and lockstep
+//! self-play 1.4x (docs/measurements.md; `bao bench net --precision f32,bf16` measures the
+//! machine at hand), for values within about 0.02 of f32's. At small batches (a player's 8
+//! leaves) f32 is faster, and where there is no such unit bf16 is emulated and slower, so it
+//! is a choice, never the default. Training and checkpoints stay f32: a bf16 copy is made for
+//! inference only, and it refuses to be saved, copied, grown or trained (see
+//! [`super::Network::set_inference_precision`]).
 
 use std::str::FromStr;
 
