@@ -224,10 +224,10 @@ impl Network {
                 .to_kind(self.precision.kind())
                 .view([n as i64, -1]);
             let legal = legal_tensor(masks, self.device());
-            // The softmax in f32 whatever the network's precision: bf16 keeps 8 bits of
-            // mantissa, too few for the small probabilities of a wide policy.
-            let (logits, value) = self.model.forward_t(&x, false);
-            let log_policy = masked_log_softmax(&logits.to_kind(Kind::Float), &legal);
+            // The log-softmax is computed in f32 whatever the network's precision
+            // (`masked_log_softmax`): bf16's 8 mantissa bits are too few for the small
+            // probabilities of a wide policy. The value comes back as f32 too.
+            let (log_policy, value) = self.forward_t(&x, &legal, false);
             let value = value.to_kind(Kind::Float);
             // Empty masks: softmax over all-equal logits would be uniform; zero it instead.
             let any = legal.any_dim(1, true);
@@ -445,7 +445,8 @@ pub(crate) struct TrainForward {
     pub aux: Option<(Tensor, Tensor)>,
 }
 
-/// Log-softmax over the legal actions (illegal ones get a huge negative logit).
+/// Log-softmax over the legal actions (illegal ones get a huge negative logit), computed in
+/// f32 whatever the logits' number format.
 fn masked_log_softmax(logits: &Tensor, legal: &Tensor) -> Tensor {
     logits
         .masked_fill(&legal.logical_not(), ILLEGAL_LOGIT)

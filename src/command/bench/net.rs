@@ -84,10 +84,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let steps = (nets.len() * args.precision.len() * args.batches.len()) as u64;
     let bar = crate::program::progress::bar(steps, "runs", true);
     for (name, cfg) in &nets {
+        let flops = neuralnet::flops_per_position(cfg);
         for &precision in &args.precision {
             let net = Network::new_seeded(cfg, Variant::Kiswahili, device, 0)?;
             let mut eval = NetEvaluator::new(net).with_precision(precision)?;
-            let flops = neuralnet::flops_per_position(cfg);
             for &batch in &args.batches {
                 bar.set_message(format!("{name} {precision} batch {batch}"));
                 let (rate, per_batch) = measure(&mut eval, batch, budget)?;
