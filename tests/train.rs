@@ -92,7 +92,9 @@ fn assert_same_run(a: &Path, b: &Path) {
     }
 }
 
+/// Writes `text` as `dir/cfg.toml`, creating `dir`.
 fn write_config(dir: &Path, text: &str) -> std::path::PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
     let path = dir.join("cfg.toml");
     std::fs::write(&path, text).unwrap();
     path
@@ -104,10 +106,8 @@ fn tiny_run_writes_everything_and_resumes_to_the_same_generations() {
     let cfg = write_config(tmp.path(), CONFIG);
     // Interrupted after generation 1 (a one-generation config), then continued to 2.
     let run = tmp.path().join("run");
-    let one_dir = tmp.path().join("one");
-    std::fs::create_dir_all(&one_dir).unwrap();
     let one = write_config(
-        &one_dir,
+        &tmp.path().join("one"),
         &CONFIG.replace("generations = 2", "generations = 1"),
     );
     assert_eq!(train(&one, &run, None).unwrap().len(), 1);
@@ -120,10 +120,8 @@ fn tiny_run_writes_everything_and_resumes_to_the_same_generations() {
         "raising generations continues the run"
     );
     // Another architecture is refused for this run directory.
-    let other_dir = tmp.path().join("other");
-    std::fs::create_dir_all(&other_dir).unwrap();
     let other = write_config(
-        &other_dir,
+        &tmp.path().join("other"),
         &CONFIG.replace("preset = \"tiny\"", "preset = \"small\""),
     );
     let err = format!("{:#}", train(&other, &run, None).unwrap_err());
@@ -240,10 +238,8 @@ fn a_new_run_can_start_from_a_checkpoint() {
         serde_json::from_str(&std::fs::read_to_string(second.join("state.json")).unwrap()).unwrap();
     assert_eq!(state["init"], init.display().to_string());
     // A checkpoint of another architecture or variant is refused, naming --init.
-    let small_dir = tmp.path().join("small");
-    std::fs::create_dir_all(&small_dir).unwrap();
     let small = write_config(
-        &small_dir,
+        &tmp.path().join("small"),
         &CONFIG.replace("preset = \"tiny\"", "preset = \"small\""),
     );
     let err = format!(
@@ -256,10 +252,8 @@ fn a_new_run_can_start_from_a_checkpoint() {
     );
     // The same network with move features turned on grows from it: generation 0 reads the
     // move planes (encoding version 2), the run trains on.
-    let moves_dir = tmp.path().join("moves");
-    std::fs::create_dir_all(&moves_dir).unwrap();
     let moves = write_config(
-        &moves_dir,
+        &tmp.path().join("moves"),
         &CONFIG.replace(
             "preset = \"tiny\"",
             "preset = \"tiny\"\nmove_features = true",
@@ -270,10 +264,8 @@ fn a_new_run_can_start_from_a_checkpoint() {
     let meta0 = std::fs::read_to_string(fifth.join("models/gen-000000.json")).unwrap();
     assert!(meta0.contains("\"encoding_version\": 2"), "{meta0}");
     assert!(fifth.join("models/gen-000002.safetensors").exists());
-    let kis_dir = tmp.path().join("kis");
-    std::fs::create_dir_all(&kis_dir).unwrap();
     let kis = write_config(
-        &kis_dir,
+        &tmp.path().join("kis"),
         &CONFIG.replace("variant = \"kujifunza\"", "variant = \"kiswahili\""),
     );
     let err = format!(
@@ -582,10 +574,8 @@ fn a_pipelined_run_overlaps_selfplay_and_stays_reproducible() {
         let expected = ((samples as f64 * 4.0 / 32.0).ceil() as usize).clamp(1, 4);
         assert_eq!(m.train_steps, expected, "generation {g}");
     }
-    let part_dir = tmp.path().join("part");
-    std::fs::create_dir_all(&part_dir).unwrap();
     let one = write_config(
-        &part_dir,
+        &tmp.path().join("part"),
         &text.replace("generations = 3", "generations = 1"),
     );
     let run = tmp.path().join("run");
@@ -647,10 +637,8 @@ fn bf16_selfplay_plays_in_bf16_and_checkpoints_stay_f32() {
     use bao::dataio::shard::{list_shards, read_shard};
     use bao::neuralnet::{Learner, Network, OptimizerConfig, Precision};
     let tmp = tempfile::tempdir().unwrap();
-    let one_dir = tmp.path().join("one");
-    std::fs::create_dir_all(&one_dir).unwrap();
     let one = write_config(
-        &one_dir,
+        &tmp.path().join("one"),
         &CONFIG.replace("generations = 2", "generations = 1"),
     );
     let run = tmp.path().join("run");
@@ -669,10 +657,8 @@ fn bf16_selfplay_plays_in_bf16_and_checkpoints_stay_f32() {
     let last = Network::load(&run.join("models/gen-000002.safetensors"), tch::Device::Cpu).unwrap();
     assert_eq!(last.precision(), Precision::F32);
     Learner::new(last, OptimizerConfig::default()).unwrap();
-    let bad_dir = tmp.path().join("bad");
-    std::fs::create_dir_all(&bad_dir).unwrap();
     let bad = write_config(
-        &bad_dir,
+        &tmp.path().join("bad"),
         &CONFIG.replace("[selfplay]\n", "[selfplay]\nprecision = \"fp16\"\n"),
     );
     let err = format!(
