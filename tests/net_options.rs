@@ -341,30 +341,59 @@ fn shipped_checkpoints_load_without_aux_heads_and_configs_turn_them_on() {
     );
 }
 
-/// A network with move features trains, plays through the evaluator (which encodes the move
-/// planes itself), saves and loads; a sidecar whose encoding disagrees with its architecture is
-/// refused.
+/// A network with move features (and with the opponent's threats too) trains, plays through
+/// the evaluator (which encodes the move planes itself), saves and loads; a sidecar whose
+/// encoding disagrees with its architecture is refused.
 #[test]
 fn move_features_network_trains_evaluates_and_round_trips() {
     use bao::game::features::Encoding;
-    use bao::search::Evaluator;
-    let config = NetConfig {
+    let moves = NetConfig {
         move_features: true,
         ..NetConfig::preset("tiny").unwrap()
     };
-    assert_eq!(config.encoding(), Encoding::BoardAndMoves);
-    assert_eq!(config.short_name(), "1x16+moves");
-    let net = Network::new_seeded(&config, Variant::Kujifunza, tch::Device::Cpu, 2).unwrap();
+    let threats = NetConfig {
+        threat_features: true,
+        ..moves.clone()
+    };
+    trains_evaluates_and_round_trips(&moves, Encoding::BoardAndMoves, "1x16+moves");
+    trains_evaluates_and_round_trips(
+        &threats,
+        Encoding::BoardMovesAndThreats,
+        "1x16+moves+threats",
+    );
+    // Threats follow the move planes: without them the config is refused by name.
+    let e = NetConfig {
+        move_features: false,
+        ..threats
+    }
+    .validate()
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("threat_features") && e.contains("move_features"),
+        "{e}"
+    );
+}
+
+fn trains_evaluates_and_round_trips(
+    config: &NetConfig,
+    encoding: bao::game::features::Encoding,
+    short_name: &str,
+) {
+    use bao::search::Evaluator;
+    assert_eq!(config.encoding(), encoding);
+    assert_eq!(config.short_name(), short_name);
+    let net = Network::new_seeded(config, Variant::Kujifunza, tch::Device::Cpu, 2).unwrap();
     let positions: Vec<Position> = random_positions(Variant::Kujifunza, 2, 3)
         .into_iter()
         .filter(|p| !p.legal_moves().is_empty())
         .take(16)
         .collect();
     let n = positions.len();
-    let per = Encoding::BoardAndMoves.features();
+    let per = encoding.features();
     let mut features = vec![0.0; n * per];
     for (p, f) in positions.iter().zip(features.chunks_exact_mut(per)) {
-        Encoding::BoardAndMoves.encode(p, f);
+        encoding.encode(p, f);
     }
     let masks: Vec<u64> = positions.iter().map(|p| p.legal_moves().mask()).collect();
     let mut policy = vec![0.0; n * ACTIONS];
@@ -389,7 +418,7 @@ fn move_features_network_trains_evaluates_and_round_trips() {
     let path = dir.path().join("moves.safetensors");
     learner.save(&path).unwrap();
     let loaded = Network::load(&path, tch::Device::Cpu).unwrap();
-    assert_eq!(loaded.encoding(), Encoding::BoardAndMoves);
+    assert_eq!(loaded.encoding(), encoding);
     let direct = loaded.infer(&features, &masks).unwrap();
     let mut ev = bao::neuralnet::NetEvaluator::new(loaded);
     let (mut p, mut v) = (vec![0.0; n * ACTIONS], vec![0.0; n]);
@@ -404,12 +433,9 @@ fn move_features_network_trains_evaluates_and_round_trips() {
 
     let sidecar = path.with_extension("json");
     let text = std::fs::read_to_string(&sidecar).unwrap();
-    assert!(text.contains("\"encoding_version\": 2"), "{text}");
-    std::fs::write(
-        &sidecar,
-        text.replace("\"encoding_version\": 2", "\"encoding_version\": 1"),
-    )
-    .unwrap();
+    let version = format!("\"encoding_version\": {}", encoding.version());
+    assert!(text.contains(&version), "{text}");
+    std::fs::write(&sidecar, text.replace(&version, "\"encoding_version\": 1")).unwrap();
     let e = format!("{:#}", Network::load(&path, tch::Device::Cpu).unwrap_err());
     assert!(e.contains("does not match its architecture"), "{e}");
 }
@@ -430,11 +456,12 @@ fn a_trained_network_grows_into_move_features_unchanged() {
     assert_eq!(shipped.encoding(), Encoding::Board);
     let config = NetConfig {
         move_features: true,
+        threat_features: true,
         aux_heads: true,
         ..shipped.config().clone()
     };
     let grown = shipped.grown_to(&config).unwrap();
-    assert_eq!(grown.encoding(), Encoding::BoardAndMoves);
+    assert_eq!(grown.encoding(), Encoding::BoardMovesAndThreats);
     assert_eq!(grown.lineage(), shipped.lineage());
     let positions: Vec<Position> = random_positions(Variant::Kujifunza, 4, 11)
         .into_iter()
@@ -485,10 +512,17 @@ fn a_trained_network_grows_into_move_features_unchanged() {
         let e = format!("{:#}", again.grown_to(&bad).unwrap_err());
         assert!(e.contains("cannot grow"), "{what}: {e}");
     }
-    let moves = Network::new(&config, Variant::Kujifunza, tch::Device::Cpu).unwrap();
+    let threats = Network::new(&config, Variant::Kujifunza, tch::Device::Cpu).unwrap();
+    let moves_only = NetConfig {
+        threat_features: false,
+        ..config.clone()
+    };
+    let e = format!("{:#}", threats.grown_to(&moves_only).unwrap_err());
+    assert!(e.contains("cannot grow"), "{e}");
+    let moves = Network::new(&moves_only, Variant::Kujifunza, tch::Device::Cpu).unwrap();
     let plain = NetConfig {
         move_features: false,
-        ..config.clone()
+        ..moves_only.clone()
     };
     let e = format!("{:#}", moves.grown_to(&plain).unwrap_err());
     assert!(e.contains("cannot grow"), "{e}");

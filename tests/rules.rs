@@ -682,6 +682,75 @@ fn r5_move_feature_planes_show_each_moves_capture_and_win() {
     );
 }
 
+/// The threat planes (issue 18's per-move inputs, for the opponent) hold the move planes of
+/// the opponent's moves as if it were to move, at the opponent's holes: built here through
+/// the R13 state (side to move flipped, no takasia, R9) rather than the encoder's own flip.
+#[test]
+fn r5_r9_threat_planes_show_the_opponents_captures_and_wins() {
+    use bao::game::features::{cell, Encoding, CELLS, FEATURES, MOVE_PLANES};
+    let encoding = Encoding::BoardMovesAndThreats;
+    let threats_at = FEATURES + MOVE_PLANES * CELLS;
+    let flipped = |pos: &Position| {
+        let mut state = pos.to_state_json();
+        state.to_move = pos.to_move().opponent().letter().to_string();
+        state.takasia = None;
+        Position::from_state_json(&state).unwrap_or_else(|e| panic!("{e}: {}", pos.to_json()))
+    };
+    // North to move in the position where South's A3R captures a4's 3 seeds and wins at once
+    // (R5, R10): North's threat planes show that move at South's A3, seen from North's seat.
+    let mut state = front_emptying_capture().to_state_json();
+    state.to_move = "N".to_string();
+    let p = Position::from_state_json(&state).unwrap();
+    let mut f = vec![0.0; encoding.features()];
+    encoding.encode(&p, &mut f);
+    let a3r = front_emptying_capture().parse_move("A3R").unwrap().mv;
+    let (d, at) = (a3r.dir as usize, cell(false, a3r.hole.ring()));
+    assert_eq!(f[threats_at + d * CELLS + at], 1.0);
+    assert_eq!(f[threats_at + (2 + d) * CELLS + at], 3.0 / 16.0);
+    assert_eq!(f[threats_at + (4 + d) * CELLS + at], 1.0);
+    let a1 = cell(false, Hole::front(1).unwrap().ring());
+    assert_eq!(
+        f[threats_at + a1] + f[threats_at + CELLS + a1],
+        0.0,
+        "A1 is empty: no threat"
+    );
+
+    let (mut positions, mut captures, mut wins) = (0, 0, 0);
+    for variant in Variant::ALL {
+        let mut seen = std::collections::HashSet::new();
+        random_games(variant, 20, 9, |pos, _| {
+            if !seen.insert(pos.hash64()) {
+                return;
+            }
+            positions += 1;
+            let mut f = vec![0.0; encoding.features()];
+            encoding.encode(pos, &mut f);
+            let mut expect = vec![0.0f32; MOVE_PLANES * CELLS];
+            for lm in flipped(pos).legal_moves().iter() {
+                let at = cell(false, lm.mv.hole.ring());
+                let d = lm.mv.dir as usize;
+                expect[d * CELLS + at] = 1.0;
+                let c = &mut expect[(2 + d) * CELLS + at];
+                *c = c.max(lm.captured as f32 / 16.0);
+                captures += (lm.captured > 0) as usize;
+                if matches!(lm.after, After::Won(_)) {
+                    expect[(4 + d) * CELLS + at] = 1.0;
+                    wins += 1;
+                }
+            }
+            assert_eq!(&f[threats_at..], &expect[..], "{}", pos.to_json());
+            // The board and move planes are the move encoding's, unchanged.
+            let mut moves = vec![0.0; Encoding::BoardAndMoves.features()];
+            Encoding::BoardAndMoves.encode(pos, &mut moves);
+            assert_eq!(&f[..threats_at], &moves[..]);
+        });
+    }
+    assert!(
+        positions > 1000 && captures > 100 && wins > 10,
+        "{positions} positions, {captures} capturing threats, {wins} winning ones"
+    );
+}
+
 /// Issue 16: states that cannot arise are refused with the rule that forbids them: an owned
 /// but empty nyumba (R8), takasia in the namua stage or on a hole of fewer than 2 seeds (R9),
 /// a side to move with an empty front row (R10).

@@ -264,6 +264,25 @@ fn a_new_run_can_start_from_a_checkpoint() {
     let meta0 = std::fs::read_to_string(fifth.join("models/gen-000000.json")).unwrap();
     assert!(meta0.contains("\"encoding_version\": 2"), "{meta0}");
     assert!(fifth.join("models/gen-000002.safetensors").exists());
+    // And a move-features checkpoint grows into the opponent's threats (version 3), as the
+    // Kiswahili campaign's threats arm did.
+    let threats = write_config(
+        &tmp.path().join("threats"),
+        &CONFIG.replace(
+            "preset = \"tiny\"",
+            "preset = \"tiny\"\nmove_features = true\nthreat_features = true",
+        ),
+    );
+    let sixth = tmp.path().join("sixth");
+    train(
+        &threats,
+        &sixth,
+        Some(&fifth.join("models/gen-000002.safetensors")),
+    )
+    .unwrap();
+    let meta0 = std::fs::read_to_string(sixth.join("models/gen-000000.json")).unwrap();
+    assert!(meta0.contains("\"encoding_version\": 3"), "{meta0}");
+    assert!(sixth.join("models/gen-000002.safetensors").exists());
     let kis = write_config(
         &tmp.path().join("kis"),
         &CONFIG.replace("variant = \"kujifunza\"", "variant = \"kiswahili\""),

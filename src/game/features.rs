@@ -39,6 +39,23 @@
 //!
 //! They cost a move generation per evaluated position and tell the network tactics it would
 //! otherwise have to learn from the board (issue 18's "input features per move").
+//!
+//! The opponent's threats ([`Encoding::BoardMovesAndThreats`], version 3; `[network]
+//! threat_features = true`, which needs the move planes) are six more planes of the same three
+//! facts for the *opponent's* moves, as if it were the opponent's turn in this position (its
+//! seeds in hand and nyumba as they are; no takasia, which binds only the side to move), each at
+//! the opponent's hole that move starts from:
+//!
+//! | plane   | meaning                                                        |
+//! |---------|----------------------------------------------------------------|
+//! | 21, 22  | 1 when the opponent could play from this hole in this direction |
+//! | 23, 24  | seeds that move would capture / 16                              |
+//! | 25, 26  | 1 when that move would win at once                              |
+//!
+//! Why: a capture in Bao ends a sowing that may relay around the whole board, which a few 3x3
+//! convolutions cannot follow; the move planes told the network what *it* can take, and this
+//! tells it what it leaves en prise, the half of a one-ply tactic it still had to guess. They
+//! cost a second move generation per evaluated position.
 
 use super::movegen::{After, MoveList};
 use super::position::{Position, NYUMBA};
@@ -52,7 +69,7 @@ pub const FEATURES: usize = PLANES * CELLS;
 /// Version of the board table above ([`Encoding::Board`]); stored in checkpoints so old
 /// networks are refused.
 pub const ENCODING_VERSION: u32 = 1;
-/// Planes of the move features ([`Encoding::BoardAndMoves`]).
+/// Planes of the move features ([`Encoding::BoardAndMoves`]), and of the opponent's threats.
 pub const MOVE_PLANES: usize = 6;
 
 /// Which input planes a network reads. Its config chooses (`move_features`), its checkpoint
@@ -63,6 +80,8 @@ pub enum Encoding {
     Board,
     /// The board, then the move planes 15..=20 (version 2).
     BoardAndMoves,
+    /// The board, the move planes, then the opponent's threat planes 21..=26 (version 3).
+    BoardMovesAndThreats,
 }
 
 impl Encoding {
@@ -70,6 +89,7 @@ impl Encoding {
         match self {
             Encoding::Board => PLANES,
             Encoding::BoardAndMoves => PLANES + MOVE_PLANES,
+            Encoding::BoardMovesAndThreats => PLANES + 2 * MOVE_PLANES,
         }
     }
     /// Floats per encoded position.
@@ -81,12 +101,17 @@ impl Encoding {
         match self {
             Encoding::Board => ENCODING_VERSION,
             Encoding::BoardAndMoves => 2,
+            Encoding::BoardMovesAndThreats => 3,
         }
     }
     pub fn from_version(version: u32) -> Option<Encoding> {
-        [Encoding::Board, Encoding::BoardAndMoves]
-            .into_iter()
-            .find(|e| e.version() == version)
+        [
+            Encoding::Board,
+            Encoding::BoardAndMoves,
+            Encoding::BoardMovesAndThreats,
+        ]
+        .into_iter()
+        .find(|e| e.version() == version)
     }
 
     /// Writes the features of `pos` into `out` (exactly [`Self::features`] floats, every one
@@ -95,7 +120,9 @@ impl Encoding {
         // Both arms check the buffer's length.
         match self {
             Encoding::Board => encode(pos, out),
-            Encoding::BoardAndMoves => self.encode_with_moves(pos, &pos.legal_moves(), out),
+            Encoding::BoardAndMoves | Encoding::BoardMovesAndThreats => {
+                self.encode_with_moves(pos, &pos.legal_moves(), out)
+            }
         }
     }
 
@@ -109,17 +136,30 @@ impl Encoding {
         );
         let (board, rest) = out.split_at_mut(FEATURES);
         encode(pos, board);
-        if self == Encoding::BoardAndMoves {
-            encode_moves(moves, rest);
+        let (own, threats) = rest.split_at_mut(rest.len().min(MOVE_PLANES * CELLS));
+        if self != Encoding::Board {
+            encode_moves(moves, true, own);
+        }
+        if self == Encoding::BoardMovesAndThreats {
+            encode_moves(&opponent_moves(pos), false, threats);
         }
     }
 }
 
-/// The move planes (see the module docs) into `out` (`MOVE_PLANES * CELLS` floats).
-fn encode_moves(moves: &MoveList, out: &mut [f32]) {
+/// The opponent's legal moves in `pos` as if it were its turn (see the module docs).
+pub fn opponent_moves(pos: &Position) -> MoveList {
+    let mut theirs = *pos;
+    theirs.to_move = pos.to_move.opponent();
+    theirs.takasia = None;
+    theirs.legal_moves()
+}
+
+/// The move planes (see the module docs) of `moves` into `out` (`MOVE_PLANES * CELLS` floats),
+/// at the mover's holes when `own`, else at the opponent's.
+fn encode_moves(moves: &MoveList, own: bool, out: &mut [f32]) {
     out.fill(0.0);
     for lm in moves.iter() {
-        let at = cell(true, lm.mv.hole.ring());
+        let at = cell(own, lm.mv.hole.ring());
         let dir = lm.mv.dir as usize;
         out[dir * CELLS + at] = 1.0;
         let captured = &mut out[(2 + dir) * CELLS + at];

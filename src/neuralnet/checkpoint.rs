@@ -42,7 +42,8 @@ pub struct CheckpointMeta {
     /// The game the network was trained for.
     pub variant: Variant,
     /// [`Encoding::version`] of the input planes the network reads (1: the board; 2: the
-    /// board and the move features); it must agree with `config.move_features`.
+    /// board and the move features; 3: those and the opponent's threats); it must agree with
+    /// `config.move_features` and `config.threat_features`.
     pub encoding_version: u32,
     /// The architecture (resolved; never a bare preset name).
     pub config: NetConfig,
@@ -119,10 +120,11 @@ impl CheckpointMeta {
         anyhow::ensure!(
             known == Some(self.config.encoding()),
             "checkpoint {}: feature encoding version {} does not match its architecture \
-             (move_features = {}, version {})",
+             (move_features = {}, threat_features = {}, version {})",
             path.display(),
             self.encoding_version,
             self.config.move_features,
+            self.config.threat_features,
             self.config.encoding().version()
         );
         Ok(())

@@ -42,6 +42,10 @@ pub struct NetConfig {
     /// [`Encoding::BoardAndMoves`]) besides the board.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub move_features: bool,
+    /// The same planes for the opponent's moves, as if it were to move (its threats:
+    /// [`Encoding::BoardMovesAndThreats`]). Needs `move_features`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub threat_features: bool,
 }
 
 /// What TOML may say: a preset and/or explicit fields. Unknown keys are refused.
@@ -56,6 +60,7 @@ struct RawNetConfig {
     value_hidden: Option<usize>,
     aux_heads: Option<bool>,
     move_features: Option<bool>,
+    threat_features: Option<bool>,
 }
 
 impl TryFrom<RawNetConfig> for NetConfig {
@@ -88,6 +93,7 @@ impl TryFrom<RawNetConfig> for NetConfig {
             )?,
             aux_heads: raw.aux_heads.unwrap_or(false),
             move_features: raw.move_features.unwrap_or(false),
+            threat_features: raw.threat_features.unwrap_or(false),
         };
         config.validate()?;
         Ok(config)
@@ -114,6 +120,7 @@ impl NetConfig {
             value_hidden,
             aux_heads: false,
             move_features: false,
+            threat_features: false,
         })
     }
 
@@ -135,23 +142,33 @@ impl NetConfig {
         check(self.policy_channels, "policy_channels", 256)?;
         check(self.value_channels, "value_channels", 256)?;
         check(self.value_hidden, "value_hidden", 4096)?;
+        anyhow::ensure!(
+            self.move_features || !self.threat_features,
+            "network config: `threat_features` needs `move_features = true` (the threat planes \
+             follow the move planes)"
+        );
         Ok(())
     }
 
-    /// `6x64` style: blocks x channels (`+moves` with move features, `+aux` with auxiliary
-    /// heads).
+    /// `6x64` style: blocks x channels (`+moves` with move features, `+threats` with the
+    /// opponent's, `+aux` with auxiliary heads).
     pub fn short_name(&self) -> String {
-        let moves = if self.move_features { "+moves" } else { "" };
+        let moves = match (self.move_features, self.threat_features) {
+            (true, true) => "+moves+threats",
+            (true, false) => "+moves",
+            (false, _) => "",
+        };
         let aux = if self.aux_heads { "+aux" } else { "" };
         format!("{}x{}{moves}{aux}", self.blocks, self.channels)
     }
 
     /// The input planes this network reads.
     pub fn encoding(&self) -> Encoding {
-        if self.move_features {
-            Encoding::BoardAndMoves
-        } else {
-            Encoding::Board
+        match (self.move_features, self.threat_features) {
+            (true, true) => Encoding::BoardMovesAndThreats,
+            (true, false) => Encoding::BoardAndMoves,
+            // `validate` refuses threats without moves; such a config reads the board alone.
+            (false, _) => Encoding::Board,
         }
     }
 }

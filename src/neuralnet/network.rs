@@ -331,7 +331,7 @@ impl Network {
 
     /// This network grown into `config`, which may add what a trained network can learn to use
     /// without forgetting what it knows (`bao train --init` of an older model into a config
-    /// with these switches on). Move features: the stem's weights for the new planes start at
+    /// with these switches on). Move and threat features: the stem's weights for the new planes start at
     /// zero (the board planes come first in every [`Encoding`]), so the grown network computes
     /// exactly what this one does until training teaches it to read them. Auxiliary heads:
     /// freshly initialised; inference never reads them. Any other difference is refused.
@@ -340,14 +340,16 @@ impl Network {
         let additions_only = NetConfig {
             aux_heads: config.aux_heads,
             move_features: config.move_features,
+            threat_features: config.threat_features,
             ..self.config.clone()
         };
         anyhow::ensure!(
             additions_only == *config
                 && config.aux_heads >= self.config.aux_heads
-                && config.move_features >= self.config.move_features,
-            "network {:?} cannot grow into {:?}: only move_features and aux_heads may be \
-             turned on; sizes must match",
+                && config.move_features >= self.config.move_features
+                && config.threat_features >= self.config.threat_features,
+            "network {:?} cannot grow into {:?}: only move_features, threat_features and \
+             aux_heads may be turned on; sizes must match",
             self.config,
             config
         );

@@ -72,6 +72,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         for (encoding, name) in [
             (Encoding::Board, "board"),
             (Encoding::BoardAndMoves, "board+moves"),
+            (Encoding::BoardMovesAndThreats, "+threats"),
         ] {
             let batch = GameBatch::new(variant, args.batch);
             let mut feats = vec![0.0f32; args.batch * encoding.features()];
