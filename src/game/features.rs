@@ -72,8 +72,8 @@ pub const ENCODING_VERSION: u32 = 1;
 /// Planes of the move features ([`Encoding::BoardAndMoves`]), and of the opponent's threats.
 pub const MOVE_PLANES: usize = 6;
 
-/// Which input planes a network reads. Its config chooses (`move_features`), its checkpoint
-/// records the version.
+/// Which input planes a network reads. Its config chooses (`move_features`,
+/// `threat_features`), its checkpoint records the version.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Encoding {
     /// The board planes 0..=14 (version [`ENCODING_VERSION`]).
@@ -136,6 +136,7 @@ impl Encoding {
         );
         let (board, rest) = out.split_at_mut(FEATURES);
         encode(pos, board);
+        // `rest` is empty for the board alone, one block of move planes, or two.
         let (own, threats) = rest.split_at_mut(rest.len().min(MOVE_PLANES * CELLS));
         if self != Encoding::Board {
             encode_moves(moves, true, own);
@@ -147,7 +148,7 @@ impl Encoding {
 }
 
 /// The opponent's legal moves in `pos` as if it were its turn (see the module docs).
-pub fn opponent_moves(pos: &Position) -> MoveList {
+fn opponent_moves(pos: &Position) -> MoveList {
     let mut theirs = *pos;
     theirs.to_move = pos.to_move.opponent();
     theirs.takasia = None;
