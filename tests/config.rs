@@ -59,6 +59,7 @@ fn shipped_run_configs_load() {
             "kiswahili-deep.toml",
             "kiswahili-moves.toml",
             "kiswahili-teacher.toml",
+            "kiswahili-threats.toml",
             "kiswahili.toml",
             "kujifunza-aux.toml",
             "kujifunza-baseline.toml",
