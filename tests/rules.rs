@@ -623,11 +623,45 @@ fn features_are_from_the_side_to_move() {
     let _ = Dir::Clockwise;
 }
 
+/// Every distinct position of 20 random games of each variant (seeded by `seed`), once.
+fn distinct_random_positions(seed: u64, mut f: impl FnMut(&Position)) {
+    for variant in Variant::ALL {
+        let mut seen = std::collections::HashSet::new();
+        random_games(variant, 20, seed, |pos, _| {
+            if seen.insert(pos.hash64()) {
+                f(pos);
+            }
+        });
+    }
+}
+
+/// The move planes of `moves` as the features module documents them, written out here from
+/// the move list (at the mover's holes when `own`, else the opponent's), with the number of
+/// capturing and of winning moves.
+fn expected_move_planes(moves: &bao::game::MoveList, own: bool) -> (Vec<f32>, usize, usize) {
+    use bao::game::features::{cell, CELLS, MOVE_PLANES};
+    let mut planes = vec![0.0f32; MOVE_PLANES * CELLS];
+    let (mut captures, mut wins) = (0, 0);
+    for lm in moves.iter() {
+        let at = cell(own, lm.mv.hole.ring());
+        let d = lm.mv.dir as usize;
+        planes[d * CELLS + at] = 1.0;
+        let c = &mut planes[(2 + d) * CELLS + at];
+        *c = c.max(lm.captured as f32 / 16.0);
+        captures += (lm.captured > 0) as usize;
+        if matches!(lm.after, After::Won(_)) {
+            planes[(4 + d) * CELLS + at] = 1.0;
+            wins += 1;
+        }
+    }
+    (planes, captures, wins)
+}
+
 /// The move planes (issue 18's per-move inputs) say, at the hole each move starts from, that
 /// it is legal, what it captures and whether it wins at once (R5, R10); nothing elsewhere.
 #[test]
 fn r5_move_feature_planes_show_each_moves_capture_and_win() {
-    use bao::game::features::{cell, Encoding, CELLS, FEATURES, MOVE_PLANES};
+    use bao::game::features::{cell, Encoding, CELLS, FEATURES};
     let encoding = Encoding::BoardAndMoves;
     // A3R wins mid-move, after capturing a4's 3 seeds.
     let p = front_emptying_capture();
@@ -646,36 +680,19 @@ fn r5_move_feature_planes_show_each_moves_capture_and_win() {
     assert_eq!(plane(4 + d, 3), 1.0);
     assert_eq!(plane(0, 1) + plane(1, 1), 0.0, "A1 is empty: no move");
 
-    let mut positions = 0;
-    let mut wins = 0;
-    for variant in Variant::ALL {
-        let mut seen = std::collections::HashSet::new();
-        random_games(variant, 20, 8, |pos, _| {
-            if !seen.insert(pos.hash64()) {
-                return;
-            }
-            positions += 1;
-            let mut f = vec![0.0; encoding.features()];
-            encoding.encode(pos, &mut f);
-            let mut expect = vec![0.0f32; MOVE_PLANES * CELLS];
-            for lm in pos.legal_moves().iter() {
-                let at = cell(true, lm.mv.hole.ring());
-                let d = lm.mv.dir as usize;
-                expect[d * CELLS + at] = 1.0;
-                let c = &mut expect[(2 + d) * CELLS + at];
-                *c = c.max(lm.captured as f32 / 16.0);
-                if matches!(lm.after, After::Won(_)) {
-                    expect[(4 + d) * CELLS + at] = 1.0;
-                    wins += 1;
-                }
-            }
-            assert_eq!(&f[FEATURES..], &expect[..], "{pos:?}");
-            // The board planes are the board encoding's, unchanged.
-            let mut board = vec![0.0; FEATURES];
-            bao::game::features::encode(pos, &mut board);
-            assert_eq!(&f[..FEATURES], &board[..]);
-        });
-    }
+    let (mut positions, mut wins) = (0, 0);
+    distinct_random_positions(8, |pos| {
+        positions += 1;
+        let mut f = vec![0.0; encoding.features()];
+        encoding.encode(pos, &mut f);
+        let (expect, _, won) = expected_move_planes(&pos.legal_moves(), true);
+        wins += won;
+        assert_eq!(&f[FEATURES..], &expect[..], "{pos:?}");
+        // The board planes are the board encoding's, unchanged.
+        let mut board = vec![0.0; FEATURES];
+        bao::game::features::encode(pos, &mut board);
+        assert_eq!(&f[..FEATURES], &board[..]);
+    });
     assert!(
         positions > 1000 && wins > 10,
         "{positions} positions, {wins} winning moves"
@@ -716,35 +733,19 @@ fn r5_r9_threat_planes_show_the_opponents_captures_and_wins() {
     );
 
     let (mut positions, mut captures, mut wins) = (0, 0, 0);
-    for variant in Variant::ALL {
-        let mut seen = std::collections::HashSet::new();
-        random_games(variant, 20, 9, |pos, _| {
-            if !seen.insert(pos.hash64()) {
-                return;
-            }
-            positions += 1;
-            let mut f = vec![0.0; encoding.features()];
-            encoding.encode(pos, &mut f);
-            let mut expect = vec![0.0f32; MOVE_PLANES * CELLS];
-            for lm in flipped(pos).legal_moves().iter() {
-                let at = cell(false, lm.mv.hole.ring());
-                let d = lm.mv.dir as usize;
-                expect[d * CELLS + at] = 1.0;
-                let c = &mut expect[(2 + d) * CELLS + at];
-                *c = c.max(lm.captured as f32 / 16.0);
-                captures += (lm.captured > 0) as usize;
-                if matches!(lm.after, After::Won(_)) {
-                    expect[(4 + d) * CELLS + at] = 1.0;
-                    wins += 1;
-                }
-            }
-            assert_eq!(&f[threats_at..], &expect[..], "{}", pos.to_json());
-            // The board and move planes are the move encoding's, unchanged.
-            let mut moves = vec![0.0; Encoding::BoardAndMoves.features()];
-            Encoding::BoardAndMoves.encode(pos, &mut moves);
-            assert_eq!(&f[..threats_at], &moves[..]);
-        });
-    }
+    distinct_random_positions(9, |pos| {
+        positions += 1;
+        let mut f = vec![0.0; encoding.features()];
+        encoding.encode(pos, &mut f);
+        let (expect, captured, won) = expected_move_planes(&flipped(pos).legal_moves(), false);
+        captures += captured;
+        wins += won;
+        assert_eq!(&f[threats_at..], &expect[..], "{}", pos.to_json());
+        // The board and move planes are the move encoding's, unchanged.
+        let mut moves = vec![0.0; Encoding::BoardAndMoves.features()];
+        Encoding::BoardAndMoves.encode(pos, &mut moves);
+        assert_eq!(&f[..threats_at], &moves[..]);
+    });
     assert!(
         positions > 1000 && captures > 100 && wins > 10,
         "{positions} positions, {captures} capturing threats, {wins} winning ones"
