@@ -331,10 +331,10 @@ impl Network {
 
     /// This network grown into `config`, which may add what a trained network can learn to use
     /// without forgetting what it knows (`bao train --init` of an older model into a config
-    /// with these switches on). Move and threat features: the stem's weights for the new planes start at
-    /// zero (the board planes come first in every [`Encoding`]), so the grown network computes
-    /// exactly what this one does until training teaches it to read them. Auxiliary heads:
-    /// freshly initialised; inference never reads them. Any other difference is refused.
+    /// with these switches on). Move and threat features: the stem's weights for the new planes
+    /// start at zero (the board planes come first in every [`Encoding`]), so the grown network
+    /// computes exactly what this one does until training teaches it to read them. Auxiliary
+    /// heads: freshly initialised; inference never reads them. Any other difference is refused.
     pub fn grown_to(&self, config: &NetConfig) -> anyhow::Result<Network> {
         self.ensure_full_precision("grown")?;
         let additions_only = NetConfig {
