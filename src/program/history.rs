@@ -443,13 +443,30 @@ mod tests {
         assert!(!text.contains("vs_games"), "{text}");
     }
 
+    /// Every run committed under `models/` (the shipped models' lines and the campaign arms)
+    /// keeps a history this code still reads: generations in order, matches recorded.
     #[test]
-    fn the_shipped_models_metrics_read() {
-        for v in ["kiswahili", "kujifunza"] {
-            let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("models").join(v);
-            let history = read_metrics(&dir).unwrap();
-            assert!(!history.is_empty(), "{v}");
-            assert!(history.iter().all(|m| !m.vs.is_empty()), "{v}");
+    fn every_committed_runs_metrics_read() {
+        let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
+        let mut runs = Vec::new();
+        for entry in std::fs::read_dir(&models).unwrap() {
+            let dir = entry.unwrap().path();
+            if dir.join("metrics.jsonl").exists() {
+                let history = read_metrics(&dir).unwrap();
+                let name = dir.display();
+                assert!(!history.is_empty(), "{name}");
+                assert!(
+                    history
+                        .windows(2)
+                        .all(|w| w[0].generation < w[1].generation),
+                    "{name}: generations out of order"
+                );
+                assert!(history.iter().any(|m| !m.vs.is_empty()), "{name}");
+                runs.push(dir.file_name().unwrap().to_string_lossy().into_owned());
+            }
+        }
+        for shipped_line in ["kiswahili-original", "kiswahili-threats", "kujifunza"] {
+            assert!(runs.iter().any(|r| r == shipped_line), "{runs:?}");
         }
     }
 }
