@@ -8,6 +8,7 @@ Usage:
       --session NAME [--pid PID | --cpu-secs S] [--note TEXT]
   scripts/campaign.py gauge --to models/kujifunza-campaign --results DIR/results.json
   scripts/campaign.py compare --out DIR --match LABEL=DIR/results.json [--match ...]
+  scripts/campaign.py line --out DIR --title TEXT [--goal PCT] --point ARM@HOURS=DIR/results.json ...
 
 Copies the run's newest checkpoint with its optimizer state (as latest.*: `bao train --init
 DEST/latest.safetensors` continues it in a fresh clone), its config, metrics.jsonl,
@@ -29,6 +30,13 @@ other opening sets (`--seed`). It writes DIR/compare.csv (one row per match and 
 per label: wins, score with its 95% Wilson interval, openings the network lost with both
 colours, each side's ms a move, proven wins kept) and DIR/compare.svg (each label's score per
 opening set, pooled at the right).
+
+`line` draws a model line that passed through several arms (runs grown from one another, each
+in its own snapshot folder) as one figure: each --point is one equal-time match of an arm's
+checkpoint (network first), placed at the training hours the line had spent when that
+checkpoint was written (its ancestors' hours included, side branches' not), so "did the
+campaign still gain per hour" is one look. Writes DIR/line.csv and DIR/line.svg, with the
+goal's score as a flat line when --goal is given.
 """
 import argparse
 import collections
@@ -239,6 +247,58 @@ def compare(out, matches):
               f" {r['opponent_ms_per_move']} ms")
 
 
+def line(out, title, goal, points):
+    """Writes OUT/line.csv and line.svg: arms' equal-time matches against the line's hours."""
+    rows = []
+    for spec in points:
+        head, sep, path = spec.partition("=")
+        arm, at, hours = head.partition("@")
+        try:
+            hours = float(hours)
+        except ValueError:
+            hours = None
+        if not sep or not at or not arm or hours is None or not hours >= 0:
+            sys.exit(f"--point {spec!r}: expected ARM@HOURS=PATH/results.json, HOURS >= 0")
+        try:
+            r = json.loads(Path(path).read_text())
+        except (OSError, ValueError) as e:
+            sys.exit(f"--point {spec!r}: cannot read {path}: {e}")
+        m = net_match(r, path)
+        lo, hi = wilson(m["net_wins"], m["games"])
+        rows.append({"arm": arm, "hours": hours, "opening_seed": r["seed"],
+                     "games": m["games"], "net_wins": m["net_wins"],
+                     "opponent_wins": m["opponent_wins"],
+                     "score": round(m["net_wins"] / m["games"], 4),
+                     "score_lo95": round(lo, 4), "score_hi95": round(hi, 4),
+                     "net_ms_per_move": m["net_ms_per_move"],
+                     "opponent_ms_per_move": m["opponent_ms_per_move"],
+                     "network": m["network"], "opponent": m["opponent"], "results": path})
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "line.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    arms = list(collections.OrderedDict.fromkeys(r["arm"] for r in rows))
+    series = [{"name": arm,
+               "points": [{"x": r["hours"], "y": 100 * r["score"], "lo": 100 * r["score_lo95"],
+                           "hi": 100 * r["score_hi95"],
+                           "tip": f"{arm} ({r['results']}): {r['net_wins']}-{r['opponent_wins']},"
+                                  f" {r['net_ms_per_move']} / {r['opponent_ms_per_move']} ms"}
+                          for r in rows if r["arm"] == arm]}
+              for arm in arms]
+    if goal is not None:
+        xs = [r["hours"] for r in rows]
+        series.append({"name": f"goal {goal:g}%", "colour": "#999999",
+                       "points": [{"x": x, "y": goal, "lo": None, "hi": None, "tip": None}
+                                  for x in (min(xs), max(xs))]})
+    (out / "line.svg").write_text(line_chart(
+        title, "training hours of the model line (this machine)", "score % (95% interval)",
+        series, y_step=10))
+    for r in rows:
+        print(f"{r['arm']:<20} {r['hours']:6.2f} h  {r['net_wins']}-{r['opponent_wins']}"
+              f"  {100 * r['score']:.1f}% ({100 * r['score_lo95']:.1f}-{100 * r['score_hi95']:.1f})")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -256,7 +316,16 @@ def main():
     c.add_argument("--out", type=Path, required=True)
     c.add_argument("--match", action="append", required=True,
                    help="LABEL=results.json of `bao eval --out` (network first); repeatable")
+    ln = sub.add_parser("line")
+    ln.add_argument("--out", type=Path, required=True)
+    ln.add_argument("--title", required=True)
+    ln.add_argument("--goal", type=float, help="the goal's score in percent, drawn flat")
+    ln.add_argument("--point", action="append", required=True,
+                    help="ARM@HOURS=results.json of `bao eval --out` (network first); repeatable")
     a = ap.parse_args()
+    if a.cmd == "line":
+        line(a.out, a.title, a.goal, a.point)
+        return
     if a.cmd == "compare":
         compare(a.out, a.match)
         return

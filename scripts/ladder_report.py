@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Summarises the equal-time ladder (scripts/ladder.sh) into ladder.csv, ladder.json and
 ladder.svg: for each variant and time per move, the network's score and Elo against
-alpha-beta at the same time, with 95% intervals and what each side spent per move.
+alpha-beta at the same time, with 95% intervals and what each side spent per move. A point's
+folder is MODEL-Tms: MODEL is the variant for its shipped model (`kiswahili-200ms`), or the
+variant and a name for a model shipped before it (`kiswahili-original-200ms`), kept as its
+own line.
 
 Usage: scripts/ladder_report.py docs/ladder
 Only the standard library: the figure is hand-written SVG.
@@ -16,6 +19,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from svgchart import line_chart  # noqa: E402
 
 
+POINT_DIR = re.compile(r"([a-z]+(?:-[a-z]+)?)-(\d+)ms")
+
+
 def point(path):
     """One ladder point from a two-player results.json (net first, alpha-beta second)."""
     r = json.loads(path.read_text())
@@ -26,9 +32,11 @@ def point(path):
     elo = -ab_rating["elo"] if ab_rating["elo"] is not None else None
     ci = ab_rating.get("elo_ci95")
     elo_ci = (-ci[1], -ci[0]) if ci else (None, None)
+    model, ms = POINT_DIR.fullmatch(path.parent.name).groups()
     return {
+        "model": model,
         "variant": r["variant"],
-        "ms": int(re.search(r"-(\d+)ms$", path.parent.name).group(1)),
+        "ms": int(ms),
         "clock": r["clock"],
         "games": pair["games"],
         "net_wins": pair["a_wins"],
@@ -55,14 +63,14 @@ def point(path):
 
 def svg(points):
     """Elo of each shipped network over alpha-beta against time per move (log scale)."""
-    colours = {"kiswahili": "#c0392b", "kujifunza": "#2471a3"}
+    colours = {"kiswahili": "#c0392b", "kujifunza": "#2471a3", "kiswahili-original": "#e6a09a"}
     series = [{
-        "name": variant,
-        "colour": colours.get(variant),
+        "name": model,
+        "colour": colours.get(model),
         "points": [{"x": p["ms"], "y": p["net_elo"], "lo": p["net_elo_lo"], "hi": p["net_elo_hi"],
-                    "tip": f'{variant} {p["ms"]} ms: {p["net_wins"]}-{p["ab_wins"]} of {p["games"]}'}
-                   for p in points if p["variant"] == variant],
-    } for variant in sorted({p["variant"] for p in points})]
+                    "tip": f'{model} {p["ms"]} ms: {p["net_wins"]}-{p["ab_wins"]} of {p["games"]}'}
+                   for p in points if p["model"] == model],
+    } for model in sorted({p["model"] for p in points})]
     return line_chart("Shipped network vs alpha-beta at equal CPU time per move",
                       "ms per move (log scale)", "Elo of the network over alpha-beta (95%)",
                       series, log_x=True, x_ticks=sorted({p["ms"] for p in points}))
@@ -70,8 +78,8 @@ def svg(points):
 
 def main():
     root = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/ladder")
-    runs = [p for p in root.glob("*/results.json") if re.fullmatch(r"[a-z]+-\d+ms", p.parent.name)]
-    points = sorted((point(p) for p in runs), key=lambda p: (p["variant"], p["ms"]))
+    runs = [p for p in root.glob("*/results.json") if POINT_DIR.fullmatch(p.parent.name)]
+    points = sorted((point(p) for p in runs), key=lambda p: (p["model"], p["ms"]))
     if not points:
         sys.exit(f"no ladder results under {root}")
     with open(root / "ladder.csv", "w", newline="") as f:
@@ -85,10 +93,10 @@ def main():
             return "-"
         return f"{0.0 if abs(x) < 0.5 * 10 ** -p else x:.{p}f}"  # no "-0"
 
-    print("| variant | ms/move | games | net W-L | net score (95%) | net Elo (95%) | net ms mean/max | net sims/move | a-b ms mean/max | a-b depth mean/max |")
+    print("| model | ms/move | games | net W-L | net score (95%) | net Elo (95%) | net ms mean/max | net sims/move | a-b ms mean/max | a-b depth mean/max |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for p in points:
-        print(f'| {p["variant"]} | {p["ms"]} | {p["games"]} | {p["net_wins"]}-{p["ab_wins"]} | '
+        print(f'| {p["model"]} | {p["ms"]} | {p["games"]} | {p["net_wins"]}-{p["ab_wins"]} | '
               f'{fmt(100 * p["net_score"], 1) if p["net_score"] is not None else "-"}% '
               f'({100 * p["net_score_lo"]:.1f}-{100 * p["net_score_hi"]:.1f}) | '
               f'{fmt(p["net_elo"])} ({fmt(p["net_elo_lo"])} .. {fmt(p["net_elo_hi"])}) | '
