@@ -174,6 +174,14 @@ def wilson(wins, games, z=1.96):
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def read_results(option, path):
+    """A `bao eval --out` results.json named on the command line, or exit naming the option."""
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError) as e:
+        sys.exit(f"{option}: cannot read {path}: {e}")
+
+
 def lost_both_colours(results, net):
     """Openings of the first pairing whose games the network (player index `net`) lost with
     both colours."""
@@ -191,10 +199,7 @@ def compare(out, matches):
         label, sep, path = spec.partition("=")
         if not sep or not label:
             sys.exit(f"--match {spec!r}: expected LABEL=PATH/results.json")
-        try:
-            r = json.loads(Path(path).read_text())
-        except (OSError, ValueError) as e:
-            sys.exit(f"--match {spec!r}: cannot read {path}: {e}")
+        r = read_results(f"--match {spec!r}", path)
         m = net_match(r, path)
         proofs = m.pop("proofs")
         row = {**m, "label": label, "opening_seed": r["seed"],
@@ -259,10 +264,7 @@ def line(out, title, goal, points):
             hours = None
         if not sep or not at or not arm or hours is None or not hours >= 0:
             sys.exit(f"--point {spec!r}: expected ARM@HOURS=PATH/results.json, HOURS >= 0")
-        try:
-            r = json.loads(Path(path).read_text())
-        except (OSError, ValueError) as e:
-            sys.exit(f"--point {spec!r}: cannot read {path}: {e}")
+        r = read_results(f"--point {spec!r}", path)
         m = net_match(r, path)
         lo, hi = wilson(m["net_wins"], m["games"])
         rows.append({"arm": arm, "hours": hours, "opening_seed": r["seed"],
