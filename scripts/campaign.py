@@ -112,6 +112,9 @@ def net_match(results, path):
         "net_ms_per_move": round(cost[p["a_name"]]["mean_ms"], 1),
         "opponent_ms_per_move": round(cost[p["b_name"]]["mean_ms"], 1),
         "opponent": p["b_name"], "network": p["a_name"],
+        # the searches' sizes: with equal time on the clock they tell the machine's speed
+        "net_nodes_per_move": round(cost[p["a_name"]]["nodes_per_move"]),
+        "opponent_nodes_per_move": round(cost[p["b_name"]]["nodes_per_move"]),
         "proofs": {q["name"]: q for q in results.get("proofs") or []}.get(p["a_name"], {}),
     }
 
@@ -202,6 +205,8 @@ def compare(out, matches):
         r = read_results(f"--match {spec!r}", path)
         m = net_match(r, path)
         proofs = m.pop("proofs")
+        for size in ("net_nodes_per_move", "opponent_nodes_per_move"):
+            del m[size]  # not pooled: compare.csv gives times
         row = {**m, "label": label, "opening_seed": r["seed"],
                "lost_both_colours": lost_both_colours(r, r["pairs"][0]["a"]),
                **{k: proofs.get(k, 0) for k in PROOF_COLUMNS}}
@@ -274,6 +279,9 @@ def line(out, title, goal, points):
                      "score_lo95": round(lo, 4), "score_hi95": round(hi, 4),
                      "net_ms_per_move": m["net_ms_per_move"],
                      "opponent_ms_per_move": m["opponent_ms_per_move"],
+                     "net_nodes_per_move": m["net_nodes_per_move"],
+                     "opponent_nodes_per_ms": round(
+                         m["opponent_nodes_per_move"] / m["opponent_ms_per_move"]),
                      "network": m["network"], "opponent": m["opponent"], "results": path})
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "line.csv", "w", newline="") as f:
@@ -286,7 +294,7 @@ def line(out, title, goal, points):
                            "hi": 100 * r["score_hi95"],
                            "tip": f"{arm} ({r['results']}): {r['net_wins']}-{r['opponent_wins']},"
                                   f" {r['net_ms_per_move']} / {r['opponent_ms_per_move']} ms"}
-                          for r in rows if r["arm"] == arm]}
+                          for r in sorted(rows, key=lambda r: r["hours"]) if r["arm"] == arm]}
               for arm in arms]
     if goal is not None:
         xs = [r["hours"] for r in rows]
@@ -298,7 +306,9 @@ def line(out, title, goal, points):
         series, y_step=10))
     for r in rows:
         print(f"{r['arm']:<20} {r['hours']:6.2f} h  {r['net_wins']}-{r['opponent_wins']}"
-              f"  {100 * r['score']:.1f}% ({100 * r['score_lo95']:.1f}-{100 * r['score_hi95']:.1f})")
+              f"  {100 * r['score']:.1f}% ({100 * r['score_lo95']:.1f}-{100 * r['score_hi95']:.1f})"
+              f"  {r['net_nodes_per_move']} sims a move, opponent {r['opponent_nodes_per_ms']}"
+              " nodes/ms")
 
 
 def main():

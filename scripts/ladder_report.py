@@ -71,7 +71,7 @@ def svg(points):
                     "tip": f'{model} {p["ms"]} ms: {p["net_wins"]}-{p["ab_wins"]} of {p["games"]}'}
                    for p in points if p["model"] == model],
     } for model in sorted({p["model"] for p in points})]
-    return line_chart("Shipped network vs alpha-beta at equal CPU time per move",
+    return line_chart("Shipped networks vs alpha-beta at equal CPU time per move",
                       "ms per move (log scale)", "Elo of the network over alpha-beta (95%)",
                       series, log_x=True, x_ticks=sorted({p["ms"] for p in points}))
 
