@@ -440,11 +440,12 @@ fn trains_evaluates_and_round_trips(
     assert!(e.contains("does not match its architecture"), "{e}");
 }
 
-/// A trained network grown into move features and auxiliary heads (`bao train --init` of an
-/// older model) computes exactly what it did: the new input planes start at zero weight. Any
-/// other difference (a size, or turning a switch off) is refused by name.
+/// A trained network grown into move features, auxiliary heads and more blocks (`bao train
+/// --init` of an older model into a larger config) computes exactly what it did: the new input
+/// planes start at zero weight and the new blocks pass their input through. Any other
+/// difference (a width, fewer blocks, or turning a switch off) is refused by name.
 #[test]
-fn a_trained_network_grows_into_move_features_unchanged() {
+fn a_trained_network_grows_into_move_features_and_blocks_unchanged() {
     use bao::game::features::Encoding;
     use bao::neuralnet::NetEvaluator;
     use bao::search::Evaluator;
@@ -460,9 +461,15 @@ fn a_trained_network_grows_into_move_features_unchanged() {
         aux_heads: true,
         ..shipped.config().clone()
     };
+    let deeper = NetConfig {
+        blocks: config.blocks + 2,
+        ..config.clone()
+    };
     let grown = shipped.grown_to(&config).unwrap();
     assert_eq!(grown.encoding(), Encoding::BoardMovesAndThreats);
     assert_eq!(grown.lineage(), shipped.lineage());
+    let grown_deeper = shipped.grown_to(&deeper).unwrap();
+    assert_eq!(grown_deeper.config().blocks, shipped.config().blocks + 2);
     let positions: Vec<Position> = random_positions(Variant::Kujifunza, 4, 11)
         .into_iter()
         .filter(|p| !p.legal_moves().is_empty())
@@ -479,20 +486,22 @@ fn a_trained_network_grows_into_move_features_unchanged() {
     };
     let again = shipped.grown_to(shipped.config()).unwrap();
     let (p0, v0) = evaluate(shipped);
-    let (p1, v1) = evaluate(grown);
-    let worst = p0
-        .iter()
-        .zip(&p1)
-        .chain(v0.iter().zip(&v1))
-        .map(|(a, b)| (a - b).abs())
-        .fold(0f32, f32::max);
-    assert!(worst < 1e-5, "grown network differs by {worst}");
     assert!(
         v0.iter().any(|v| v.abs() > 0.05),
         "a trained value head: {v0:?}"
     );
+    for (what, net) in [("grown", grown), ("grown deeper", grown_deeper)] {
+        let (p1, v1) = evaluate(net);
+        let worst = p0
+            .iter()
+            .zip(&p1)
+            .chain(v0.iter().zip(&v1))
+            .map(|(a, b)| (a - b).abs())
+            .fold(0f32, f32::max);
+        assert!(worst < 1e-5, "{what} network differs by {worst}");
+    }
 
-    // Shrinking, resizing and switching off are refused.
+    // Widening, removing blocks and switching off are refused.
     for (what, bad) in [
         (
             "wider",
@@ -502,9 +511,9 @@ fn a_trained_network_grows_into_move_features_unchanged() {
             },
         ),
         (
-            "deeper",
+            "shallower",
             NetConfig {
-                blocks: again.config().blocks + 1,
+                blocks: again.config().blocks - 1,
                 ..again.config().clone()
             },
         ),

@@ -10,7 +10,7 @@
 //!   `ACTIONS` logits). Inference ([`Model::forward_t`]) skips them.
 //!
 //! Convolutions before batch norm carry no bias (BN's shift replaces it). Variable names in the
-//! [`nn::VarStore`] (`stem.conv.weight`, `block3.bn2.running_var`, ...) are the checkpoint's
+//! [`nn::VarStore`] (`stem.conv.weight`, `block3.b.bn.running_var`, ...) are the checkpoint's
 //! tensor names, so renaming a layer breaks old checkpoints.
 
 use tch::nn::{self, Module, ModuleT};
@@ -173,6 +173,17 @@ impl Model {
     fn value_out(&self, hidden: &Tensor) -> Tensor {
         self.value_fc2.forward(hidden).tanh().squeeze_dim(1)
     }
+}
+
+/// Whether a checkpoint tensor is a block's last batch norm's scale or shift
+/// (`block{i}.b.bn.weight` / `.bias`): zeroed, they make the block pass its input through, which
+/// is how [`super::Network::grown_to`] adds blocks to a trained network.
+pub(crate) fn is_block_output_norm(name: &str) -> bool {
+    name.strip_prefix("block").is_some_and(|rest| {
+        rest.split_once('.').is_some_and(|(index, tensor)| {
+            index.parse::<usize>().is_ok() && matches!(tensor, "b.bn.weight" | "b.bn.bias")
+        })
+    })
 }
 
 /// Multiply-adds x 2 of one forward pass for one position (convolutions and linear layers;

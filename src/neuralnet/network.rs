@@ -331,34 +331,48 @@ impl Network {
 
     /// This network grown into `config`, which may add what a trained network can learn to use
     /// without forgetting what it knows (`bao train --init` of an older model into a config
-    /// with these switches on). Move and threat features: the stem's weights for the new planes
-    /// start at zero (the board planes come first in every [`Encoding`]), so the grown network
-    /// computes exactly what this one does until training teaches it to read them. Auxiliary
-    /// heads: freshly initialised; inference never reads them. Any other difference is refused.
+    /// with these switches on, or with more blocks). Move and threat features: the stem's
+    /// weights for the new planes start at zero (the board planes come first in every
+    /// [`Encoding`]), so the grown network computes exactly what this one does until training
+    /// teaches it to read them. More blocks: appended after the old ones with their last batch
+    /// norm's scale and shift at zero (Goyal et al.'s zero-initialised residual), so each adds
+    /// nothing to its input, which a ReLU already made non-negative: the deeper network starts
+    /// as the trained one and the new blocks learn from there, which is what makes a larger
+    /// network affordable on a machine that cannot train one from scratch. Auxiliary heads:
+    /// freshly initialised; inference never reads them. Any other difference is refused.
     pub fn grown_to(&self, config: &NetConfig) -> anyhow::Result<Network> {
         self.ensure_full_precision("grown")?;
         let additions_only = NetConfig {
             aux_heads: config.aux_heads,
             move_features: config.move_features,
             threat_features: config.threat_features,
+            blocks: config.blocks,
             ..self.config.clone()
         };
         anyhow::ensure!(
             additions_only == *config
+                && config.blocks >= self.config.blocks
                 && config.aux_heads >= self.config.aux_heads
                 && config.move_features >= self.config.move_features
                 && config.threat_features >= self.config.threat_features,
             "network {:?} cannot grow into {:?}: only move_features, threat_features and \
-             aux_heads may be turned on; sizes must match",
+             aux_heads may be turned on and blocks added; the widths must match",
             self.config,
             config
         );
         let mut grown = Network::new(config, self.variant, self.device())?;
         let ours = self.vs.variables();
         for (name, var) in grown.vs.variables().iter_mut() {
-            // A tensor this network lacks belongs to a new head: it keeps its fresh init.
-            let Some(src) = ours.get(name) else { continue };
             let copied = tch::no_grad(|| {
+                let Some(src) = ours.get(name) else {
+                    // A new block's last batch norm starts as zero, so the block passes its
+                    // input through; any other new tensor (a new block's convolutions and
+                    // first batch norm, an auxiliary head) keeps its fresh init.
+                    if super::model::is_block_output_norm(name) {
+                        let _zeroed_in_place = var.f_zero_()?;
+                    }
+                    return Ok(());
+                };
                 if src.size() == var.size() {
                     return var.f_copy_(src);
                 }
@@ -464,4 +478,52 @@ pub fn legal_tensor(masks: &[u64], device: Device) -> Tensor {
     Tensor::from_slice(&bits)
         .view([masks.len() as i64, ACTIONS as i64])
         .to_device(device)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::neuralnet::{Learner, OptimizerConfig};
+
+    /// The blocks [`Network::grown_to`] adds start as identities but are not stuck there: one
+    /// training step moves their zeroed output scale (its gradient is the block's residual
+    /// branch times the upstream gradient, nonzero), after which their convolutions learn too.
+    #[test]
+    fn added_blocks_learn_from_their_first_step() {
+        let small = NetConfig::preset("tiny").unwrap();
+        let net = Network::new_seeded(&small, Variant::Kujifunza, Device::Cpu, 5).unwrap();
+        let deeper = NetConfig {
+            blocks: small.blocks + 1,
+            ..small.clone()
+        };
+        let grown = net.grown_to(&deeper).unwrap();
+        let new_scale = format!("block{}.b.bn.weight", small.blocks);
+        let scale = |n: &Network| {
+            n.vs.variables()[&new_scale]
+                .abs()
+                .sum(Kind::Float)
+                .double_value(&[])
+        };
+        assert_eq!(scale(&grown), 0.0, "a new block starts as an identity");
+
+        let n = 8;
+        let per = grown.encoding().features();
+        let features: Vec<f32> = (0..n * per).map(|i| ((i * 7) % 3) as f32).collect();
+        let masks = vec![0b1111u64; n];
+        let mut policy = vec![0.0; n * ACTIONS];
+        for row in policy.chunks_exact_mut(ACTIONS) {
+            row[..4].copy_from_slice(&[0.7, 0.1, 0.1, 0.1]);
+        }
+        let values: Vec<f32> = (0..n)
+            .map(|i| if i % 2 == 0 { 0.8 } else { -0.8 })
+            .collect();
+        let mut learner = Learner::new(grown, OptimizerConfig::default()).unwrap();
+        learner
+            .train_step(&features, &masks, &policy, &values)
+            .unwrap();
+        assert!(
+            scale(learner.network()) > 0.0,
+            "the new block's output scale did not move"
+        );
+    }
 }

@@ -222,12 +222,12 @@ fn initial_learner(
     let what = || format!("--init {}", path.display());
     let net = Network::load_for(path, config.variant, device).with_context(what)?;
     let mut learner = if net.config() != &config.network {
-        // Move features or auxiliary heads turned on for a trained model: grow it (its
+        // Move features, auxiliary heads or blocks added to a trained model: grow it (its
         // function unchanged); the optimizer's moments do not fit the new shapes.
         let grown = net.grown_to(&config.network).with_context(what)?;
         eprintln!(
-            "--init {}: grown into the config's [network] (new inputs start at zero weight); \
-             the optimizer starts afresh",
+            "--init {}: grown into the config's [network] (new input planes start at zero \
+             weight, new blocks as identities); the optimizer starts afresh",
             path.display()
         );
         Learner::new(grown, config.optimizer.clone())?
