@@ -54,6 +54,7 @@ fn shipped_run_configs_load() {
     assert_eq!(
         names,
         [
+            "kiswahili-6x48.toml",
             "kiswahili-campaign.toml",
             "kiswahili-continue.toml",
             "kiswahili-deep.toml",
