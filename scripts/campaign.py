@@ -205,8 +205,6 @@ def compare(out, matches):
         r = read_results(f"--match {spec!r}", path)
         m = net_match(r, path)
         proofs = m.pop("proofs")
-        for size in ("net_nodes_per_move", "opponent_nodes_per_move"):
-            del m[size]  # not pooled: compare.csv gives times
         row = {**m, "label": label, "opening_seed": r["seed"],
                "lost_both_colours": lost_both_colours(r, r["pairs"][0]["a"]),
                **{k: proofs.get(k, 0) for k in PROOF_COLUMNS}}
@@ -231,7 +229,9 @@ def compare(out, matches):
               "score_lo95", "score_hi95", "lost_both_colours", "net_ms_per_move",
               "opponent_ms_per_move", *PROOF_COLUMNS, "network", "opponent"]
     with open(out / "compare.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=fields)
+        # `fields` alone decides the columns: a match's other figures (its search sizes) are
+        # not pooled, so they stay out of the file
+        w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
         w.writeheader()
         w.writerows(rows)
     seeds = sorted({r["opening_seed"] for r in rows if isinstance(r["opening_seed"], int)})
