@@ -5,7 +5,9 @@ mod common;
 use std::time::Duration;
 
 use bao::game::{After, Position, Variant, ACTIONS};
+use bao::neuralnet::{DeviceChoice, NetEvaluator};
 use bao::program::movecost::MoveCosts;
+use bao::program::players::leaf_ab::{LeafAlphaBeta, LeafAlphaBetaEvaluator};
 use bao::program::players::{self, Limits};
 use bao::program::tournament::{opening, play_game};
 use bao::search::clock::overshoot_margin;
@@ -71,6 +73,11 @@ fn a_timed_player_never_exceeds_its_time_plus_the_margin() {
         ),
         (
             format!("net:models/kiswahili.safetensors:ms={T_MS}:algorithm=gumbel"),
+            Variant::Kiswahili,
+        ),
+        // The alpha-beta at each leaf runs inside the evaluator call, between clock readings.
+        (
+            format!("net:models/kiswahili.safetensors:ms={T_MS}:leaf_ab=6"),
             Variant::Kiswahili,
         ),
     ];
@@ -253,4 +260,116 @@ fn one_leaf_per_call_is_the_unbatched_search() {
             assert!(many.calls.len() < one.calls.len() || a.root_proven_win.is_some());
         }
     }
+}
+
+/// `leaf_ab=D`: the spec keeps the depth and weight in its canonical text, refuses depths and
+/// weights out of range (and a weight without a depth, or a raw-policy player that would read
+/// no value), and the player searches with the mixed values: with the alpha-beta's whole say
+/// (weight near 1) a position's search value follows the alpha-beta's score, not the network's.
+#[test]
+fn a_network_player_with_alpha_beta_at_its_leaves() {
+    let model = "models/kiswahili.safetensors";
+    let spec: players::PlayerSpec = format!("net:{model}:sims=64:leaf_ab=3:leaf_ab_weight=0.5")
+        .parse()
+        .unwrap();
+    assert!(
+        spec.to_string().ends_with(":leaf_ab=3:leaf_ab_weight=0.5"),
+        "{spec}"
+    );
+    let reparsed: players::PlayerSpec = spec.to_string().parse().unwrap();
+    assert_eq!(reparsed, spec);
+    for (bad, says) in [
+        ("leaf_ab=0", "expected 1 to 8 plies"),
+        ("leaf_ab=9", "expected 1 to 8 plies"),
+        ("leaf_ab=three", "leaf_ab"),
+        ("leaf_ab=4:leaf_ab_weight=1.5", "share of the value"),
+        ("leaf_ab=4:leaf_ab_weight=0", "share of the value"),
+        ("leaf_ab_weight=0.5", "needs `leaf_ab=D`"),
+    ] {
+        let e = format!("net:{model}:{bad}")
+            .parse::<players::PlayerSpec>()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(says), "{bad}: {e}");
+    }
+    let raw = players::build_str(
+        &format!("net:{model}:sims=0:leaf_ab=4"),
+        Variant::Kiswahili,
+        1,
+    );
+    let e = format!(
+        "{:#}",
+        raw.err().expect("a raw policy with leaf_ab is refused")
+    );
+    assert!(e.contains("raw policy"), "{e}");
+
+    // The evaluator the player searches with: its value is the stated mix, half the network's,
+    // half the 4-ply alpha-beta's (positions a few plies into games, where the two disagree);
+    // its policy is the network's.
+    let positions: Vec<Position> = (0..6u32)
+        .map(|g| opening(Variant::Kiswahili, 8, 3, g).0)
+        .filter(|p| !p.legal_moves().is_empty())
+        .collect();
+    assert!(positions.len() >= 4);
+    let masks: Vec<u64> = positions.iter().map(|p| p.legal_moves().mask()).collect();
+    let n = positions.len();
+    let load = || {
+        NetEvaluator::load_for(
+            std::path::Path::new(model),
+            Variant::Kiswahili,
+            DeviceChoice::Cpu,
+        )
+        .unwrap()
+    };
+    let judge = |e: &mut dyn Evaluator| {
+        let (mut policy, mut values) = (vec![0.0; n * ACTIONS], vec![0.0; n]);
+        e.evaluate(&positions, &masks, &mut policy, &mut values)
+            .unwrap();
+        (policy, values)
+    };
+    let (policy, alone) = judge(&mut load());
+    let leaf = LeafAlphaBeta {
+        depth: 4,
+        weight: 0.5,
+    };
+    let (mixed_policy, mixed) = judge(&mut LeafAlphaBetaEvaluator::new(load(), leaf));
+    assert_eq!(mixed_policy, policy);
+    let mut differ = 0;
+    for (i, pos) in positions.iter().enumerate() {
+        let ab = players::build_str("alphabeta:depth=4", Variant::Kiswahili, 1)
+            .unwrap()
+            .choose(pos, &Limits::default())
+            .unwrap()
+            .analysis
+            .value
+            .unwrap();
+        let want = 0.5 * alone[i] + 0.5 * ab;
+        assert!(
+            (mixed[i] - want).abs() < 1e-4,
+            "network {}, alpha-beta {ab}, mixed {}\n{pos}",
+            alone[i],
+            mixed[i]
+        );
+        differ += ((alone[i] - ab).abs() > 0.05) as usize;
+    }
+    assert!(
+        differ > 0,
+        "the network and the alpha-beta agree everywhere: no test"
+    );
+
+    // And the player searches with it: its values are not the network-alone player's.
+    let root_value = |spec: &str, pos: &Position| {
+        let mut p = players::build_str(spec, Variant::Kiswahili, 1).unwrap();
+        let c = players::choose_legal(p.as_mut(), pos, &Limits::default()).unwrap();
+        c.analysis.value.unwrap()
+    };
+    let changed = positions
+        .iter()
+        .filter(|pos| {
+            let alone = root_value(&format!("net:{model}:sims=32"), pos);
+            let mixed = root_value(&format!("net:{model}:sims=32:leaf_ab=4"), pos);
+            (alone - mixed).abs() > 1e-3
+        })
+        .count();
+    assert!(changed > 0, "leaf_ab changed no search's value");
 }

@@ -239,8 +239,24 @@ fn scoring_counts_values_and_winning_moves_the_network_gets_right() {
             ]
         })
     };
-    let oracle = total(&score_labels(&labels, &mut Oracle(labels.clone())).unwrap());
-    assert_eq!(oracle, [labels.len(), labels.len(), stats.won, stats.won]);
-    let blind = total(&score_labels(&labels, &mut UniformEvaluator).unwrap());
-    assert_eq!(blind[..3], [labels.len(), stats.lost, stats.won]);
+    let sq_error = |rows: &[bao::program::label::LabelScore]| {
+        rows.iter().map(|r| r.value_sq_error).sum::<f64>()
+    };
+    let oracle_rows = score_labels(&labels, &mut Oracle(labels.clone())).unwrap();
+    assert_eq!(
+        total(&oracle_rows),
+        [labels.len(), labels.len(), stats.won, stats.won]
+    );
+    assert_eq!(
+        sq_error(&oracle_rows),
+        0.0,
+        "the oracle's values are the labels'"
+    );
+    let blind_rows = score_labels(&labels, &mut UniformEvaluator).unwrap();
+    assert_eq!(
+        total(&blind_rows)[..3],
+        [labels.len(), stats.lost, stats.won]
+    );
+    // Value 0 against proven results of +-1: an error of 1 a label.
+    assert!((sq_error(&blind_rows) - labels.len() as f64).abs() < 1e-6);
 }

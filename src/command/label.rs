@@ -9,6 +9,7 @@ use crate::game::Variant;
 use crate::neuralnet::{DeviceChoice, NetEvaluator};
 use crate::program::label::teacher::{label_teacher_games, TeacherConfig};
 use crate::program::label::{label_positions, read_labels, score_labels, LabelConfig, LabelScore};
+use crate::program::players::leaf_ab::{LeafAlphaBeta, LeafAlphaBetaEvaluator};
 use crate::program::players::PlayerSpec;
 use crate::program::selfplay::OpeningPlies;
 
@@ -63,6 +64,13 @@ pub struct Args {
     /// (value sign, most likely move), by ply count.
     #[arg(long, value_name = "MODEL")]
     pub score: Option<PathBuf>,
+    /// With --score: mix a D-ply alpha-beta score into the network's values, as a
+    /// `net:...:leaf_ab=D` player does at every leaf it judges.
+    #[arg(long, value_name = "D", requires = "score")]
+    pub leaf_ab: Option<u32>,
+    /// With --leaf-ab: the alpha-beta's share of the mixed value (default 0.35).
+    #[arg(long, value_name = "W", requires = "leaf_ab")]
+    pub leaf_ab_weight: Option<f32>,
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
@@ -181,9 +189,16 @@ fn parse_plies(s: &str) -> anyhow::Result<OpeningPlies> {
 fn score(model: &std::path::Path, args: &Args) -> anyhow::Result<()> {
     let labels = read_labels(&args.out, args.variant)?;
     ensure!(!labels.is_empty(), "no labels in {}", args.out.display());
-    let mut net = NetEvaluator::load_for(model, args.variant, DeviceChoice::Auto)
+    let net = NetEvaluator::load_for(model, args.variant, DeviceChoice::Auto)
         .with_context(|| format!("cannot load {}", model.display()))?;
-    let rows = score_labels(&labels, &mut net)?;
+    let rows = match args.leaf_ab {
+        Some(depth) => {
+            let leaf =
+                LeafAlphaBeta::new(depth, args.leaf_ab_weight).map_err(anyhow::Error::msg)?;
+            score_labels(&labels, &mut LeafAlphaBetaEvaluator::new(net, leaf))?
+        }
+        None => score_labels(&labels, &mut { net })?,
+    };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&rows)?);
         return Ok(());
@@ -191,23 +206,29 @@ fn score(model: &std::path::Path, args: &Args) -> anyhow::Result<()> {
     let pct = |a: usize, b: usize| 100.0 * a as f64 / b.max(1) as f64;
     // Solver labels hold a move for won positions only (the solver's winning move); teacher
     // labels for every position (the teacher's move). A teacher label's ply is the game's.
-    println!("        ply  labels  value right  with a move  that move first");
+    let mse = |e: f64, n: usize| e / n.max(1) as f64;
+    println!("        ply  labels  value right  value MSE  with a move  that move first");
     for r in &rows {
         println!(
-            "{:>11}  {:>6}  {:>10.1}%  {:>11}  {:>14.1}%",
+            "{:>11}  {:>6}  {:>10.1}%  {:>9.4}  {:>11}  {:>14.1}%",
             r.plies,
             r.labels,
             pct(r.value_right, r.labels),
+            mse(r.value_sq_error, r.labels),
             r.with_move,
             pct(r.move_right, r.with_move)
         );
     }
     let sum = |f: fn(&LabelScore) -> usize| rows.iter().map(f).sum::<usize>();
     println!(
-        "{:>11}  {:>6}  {:>10.1}%  {:>11}  {:>14.1}%",
+        "{:>11}  {:>6}  {:>10.1}%  {:>9.4}  {:>11}  {:>14.1}%",
         "all",
         sum(|r| r.labels),
         pct(sum(|r| r.value_right), sum(|r| r.labels)),
+        mse(
+            rows.iter().map(|r| r.value_sq_error).sum(),
+            sum(|r| r.labels)
+        ),
         sum(|r| r.with_move),
         pct(sum(|r| r.move_right), sum(|r| r.with_move))
     );

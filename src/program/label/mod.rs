@@ -340,6 +340,9 @@ pub struct LabelScore {
     pub labels: usize,
     /// Labels whose value the network gets the sign of.
     pub value_right: usize,
+    /// The sum over labels of the squared error of the network's value against the label's
+    /// (mean squared error = this / `labels`).
+    pub value_sq_error: f64,
     /// Labels with a move to play (a solver label's winning move, a teacher's move), and
     /// those where the network's most likely move is that move (another winning move counts
     /// as a miss: this understates).
@@ -372,6 +375,7 @@ pub fn score_labels(
             r.plies = s.ply;
             r.labels += 1;
             r.value_right += ((values[i] > 0.0) == (s.z > 0.0)) as usize;
+            r.value_sq_error += f64::from(values[i] - s.z).powi(2);
             if s.policy.iter().any(|&p| p > 0.0) {
                 r.with_move += 1;
                 let p = &policy[i * ACTIONS..(i + 1) * ACTIONS];

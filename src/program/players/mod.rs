@@ -13,6 +13,7 @@ pub mod alphabeta;
 pub mod external;
 pub mod greedy;
 pub mod heuristic;
+pub mod leaf_ab;
 pub mod net;
 pub mod random;
 pub mod rollout;

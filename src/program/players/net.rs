@@ -10,6 +10,7 @@ use std::time::Duration;
 use anyhow::Context;
 
 use super::alphabeta::{AlphaBeta, Proof};
+use super::leaf_ab::LeafAlphaBetaEvaluator;
 use super::spec::{AlphaBetaParams, NetParams};
 use super::{no_moves, Analysis, ChosenMove, Limits, MoveScore, Player};
 use crate::game::{Position, Variant, ACTIONS};
@@ -31,10 +32,17 @@ pub fn build(
     let (mut evaluator, trained_with) = load_evaluator(params, variant)
         .with_context(|| format!("cannot load network {}", params.path.display()))?;
     if params.sims() == 0 {
+        anyhow::ensure!(
+            params.leaf_ab.is_none(),
+            "`leaf_ab` mixes alpha-beta into the values a search reads; the raw policy (sims=0) reads none"
+        );
         warm_up(evaluator.as_mut(), variant, 1)?;
         Ok(Box::new(RawPolicyPlayer::new(name, evaluator)))
     } else {
         let search = player_search_params(trained_with.as_ref(), params)?;
+        if let Some(leaf) = params.leaf_alpha_beta().map_err(anyhow::Error::msg)? {
+            evaluator = Box::new(LeafAlphaBetaEvaluator::new(evaluator, leaf));
+        }
         warm_up(evaluator.as_mut(), variant, search.leaves_per_step)?;
         let player = SearchPlayer::new(name, params, search, evaluator, variant, seed)?;
         Ok(Box::new(player))

@@ -5,7 +5,8 @@
 //! greedy[:seed=N]
 //! alphabeta[:depth=D][:ms=MS][:tt=MB]        depth mode, time mode, or both (first limit wins)
 //! mcts[:sims=N][:ms=MS][:c=C][:seed=N]       UCT with random rollouts, no network
-//! net:PATH[:sims=N][:ms=MS][:KEY=VALUE...][:device=D][:precision=P][:seed=N]   sims=0 plays the raw policy
+//! net:PATH[:sims=N][:ms=MS][:KEY=VALUE...][:device=D][:precision=P][:seed=N][:prove=F][:leaf_ab=D[:leaf_ab_weight=W]]
+//!                                            sims=0 plays the raw policy
 //! ext:"COMMAND LINE"[:name=NAME][:sims=N][:depth=D][:ms=MS]   an engine speaking `bao engine`'s protocol
 //! ```
 //!
@@ -26,6 +27,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
 
+use super::leaf_ab::LeafAlphaBeta;
 use crate::neuralnet::{DeviceChoice, Precision};
 use crate::search::SearchParams;
 
@@ -108,6 +110,12 @@ pub struct NetParams {
     /// proof; a proven win is played at once, otherwise the network searches the rest. Where
     /// proofs come cheap (Kujifunza, late Kiswahili) a proven value is never given away.
     pub prove: Option<f32>,
+    /// `leaf_ab=D`: every position the network judges also gets a D-ply alpha-beta score mixed
+    /// into its value ([`super::leaf_ab`]).
+    pub leaf_ab: Option<u32>,
+    /// `leaf_ab_weight=W`: the alpha-beta's share of the mixed value (0 < W < 1; needs
+    /// `leaf_ab`; [`LeafAlphaBeta::DEFAULT_WEIGHT`] when absent).
+    pub leaf_ab_weight: Option<f32>,
 }
 
 impl NetParams {
@@ -122,6 +130,17 @@ impl NetParams {
         } else {
             Self::DEFAULT_SIMS
         })
+    }
+    /// The alpha-beta mixed into each judged position's value, if any; an error names a depth
+    /// or weight out of range, or a weight without a depth.
+    pub fn leaf_alpha_beta(&self) -> Result<Option<LeafAlphaBeta>, String> {
+        match (self.leaf_ab, self.leaf_ab_weight) {
+            (Some(depth), weight) => LeafAlphaBeta::new(depth, weight).map(Some),
+            (None, Some(_)) => Err(
+                "`leaf_ab_weight` needs `leaf_ab=D`, the depth of the alpha-beta it weighs".into(),
+            ),
+            (None, None) => Ok(None),
+        }
     }
 }
 
@@ -225,15 +244,20 @@ impl FromStr for PlayerSpec {
                         "precision" => p.precision = Some(v.parse().map_err(|e: String| fail(e))?),
                         "seed" => p.seed = Some(number(k, v, &fail)?),
                         "prove" => p.prove = Some(share(k, v, &fail)?),
+                        "leaf_ab" => p.leaf_ab = Some(number(k, v, &fail)?),
+                        "leaf_ab_weight" => {
+                            p.leaf_ab_weight = Some(v.parse().map_err(|_| fail(format!("`{k}={v}`: `{v}` is not a number")))?)
+                        }
                         "cpuct" => p.search.push(("c_puct".into(), v.into())),
                         _ => p.search.push((k.into(), v.into())),
                     }
                 }
+                p.leaf_alpha_beta().map_err(&fail)?;
                 // Search settings are checked now, as a config's would be, so a typo fails
                 // before any game is played.
                 SearchParams::default()
                     .with_overrides(p.search.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-                    .map_err(|e| fail(format!("{e:#} (net: options are sims, ms, device, precision, seed, prove and [search] keys)")))?;
+                    .map_err(|e| fail(format!("{e:#} (net: options are sims, ms, device, precision, seed, prove, leaf_ab, leaf_ab_weight and [search] keys)")))?;
                 let mut keys: Vec<&str> = p.search.iter().map(|(k, _)| k.as_str()).collect();
                 keys.sort_unstable();
                 if let Some(w) = keys.windows(2).find(|w| w[0] == w[1]) {
@@ -459,7 +483,9 @@ impl fmt::Display for PlayerSpec {
                 opt(f, "device", &p.device)?;
                 opt(f, "precision", &p.precision)?;
                 opt(f, "seed", &p.seed)?;
-                opt(f, "prove", &p.prove)
+                opt(f, "prove", &p.prove)?;
+                opt(f, "leaf_ab", &p.leaf_ab)?;
+                opt(f, "leaf_ab_weight", &p.leaf_ab_weight)
             }
             PlayerSpec::Ext(p) => {
                 write!(f, "ext:\"{}\"", p.command)?;
