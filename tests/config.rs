@@ -58,6 +58,7 @@ fn shipped_run_configs_load() {
             "kiswahili-campaign.toml",
             "kiswahili-continue.toml",
             "kiswahili-deep.toml",
+            "kiswahili-leafab.toml",
             "kiswahili-moves.toml",
             "kiswahili-teacher.toml",
             "kiswahili-threats.toml",

@@ -421,3 +421,39 @@ fn games_that_end_before_any_evaluation_are_counted_and_recorded() {
         r.verify().unwrap();
     }
 }
+
+/// `leaf_ab`: self-play searches read values mixed with a shallow alpha-beta. With a uniform
+/// evaluator (value 0 everywhere) the root values of the first samples, whose searches seldom
+/// reach a game's end, are nearly all 0 without it and carry the alpha-beta's scores with it; the
+/// shards name the mixed evaluator, and a depth out of range is refused by name.
+#[test]
+fn leaf_ab_gives_self_play_searches_the_alpha_betas_values() {
+    let play = |leaf_ab| {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = config(Variant::Kiswahili);
+        cfg.selfplay.leaf_ab = leaf_ab;
+        cfg.selfplay.leaf_ab_weight = 0.9;
+        run_selfplay(&cfg, &mut UniformEvaluator, 3, dir.path(), false).unwrap();
+        let first = read_shard(&list_shards(dir.path()).unwrap()[0]).unwrap();
+        (first.header.model, samples(dir.path()))
+    };
+    let early = |samples: &[Sample]| -> Vec<f32> {
+        samples.iter().filter(|s| s.ply < 6).map(|s| s.q).collect()
+    };
+    let (plain_name, plain) = play(0);
+    let (mixed_name, mixed) = play(3);
+    assert!(!plain_name.contains("alpha-beta"), "{plain_name}");
+    assert!(mixed_name.contains("alpha-beta 3 plies"), "{mixed_name}");
+    let (plain_q, mixed_q) = (early(&plain), early(&mixed));
+    assert!(plain_q.len() >= 6 && mixed_q.len() >= 6);
+    let valued = |q: &[f32]| q.iter().filter(|q| q.abs() > 0.01).count();
+    // (A search that reaches a won or lost position gives a few plain ones a value too.)
+    assert!(valued(&plain_q) * 4 <= plain_q.len(), "{plain_q:?}");
+    assert!(valued(&mixed_q) * 2 > mixed_q.len(), "{mixed_q:?}");
+
+    let mut cfg = config(Variant::Kiswahili);
+    cfg.selfplay.leaf_ab = 12;
+    let dir = tempfile::tempdir().unwrap();
+    let e = run_selfplay(&cfg, &mut UniformEvaluator, 1, dir.path(), false).unwrap_err();
+    assert!(format!("{e:#}").contains("selfplay.leaf_ab"), "{e:#}");
+}

@@ -27,6 +27,7 @@ use crate::game::{
     After, LegalMove, Outcome, Position, Side, Variant, WinReason, ACTIONS, TOTAL_SEEDS,
 };
 use crate::neuralnet::Precision;
+use crate::program::players::leaf_ab::{LeafAlphaBeta, LeafAlphaBetaEvaluator};
 use crate::program::players::spec::AlphaBetaParams;
 use crate::program::solve::{Solver, Value};
 use crate::search::{Algorithm, Evaluator, SearchParams, Tree};
@@ -45,6 +46,8 @@ use crate::search::{Algorithm, Evaluator, SearchParams, Tree};
 /// opening_plies = 0          # plies played uniformly at random first, never recorded as samples;
 ///                            # [lo, hi]: a count drawn uniformly from lo..=hi for each game
 /// solver_depth = 0           # > 0: samples the alpha-beta solver proves within this depth get exact targets
+/// leaf_ab = 0                # > 0: the search mixes a leaf_ab-ply alpha-beta into every value it reads
+/// leaf_ab_weight = 0.35      # the alpha-beta's share of those values
 /// precision = "f32"          # or "bf16": the network judges positions in bf16 (faster on
 ///                            # CPUs with bf16 units: `bao bench net --precision f32,bf16`)
 /// shard_size = 16384         # samples per shard file
@@ -73,6 +76,14 @@ pub struct SelfplayConfig {
     /// the target is exact whatever `q_mix` is. 0 = off. Worth it where positions are proven
     /// cheaply (Kujifunza, docs/solving.md).
     pub solver_depth: u32,
+    /// Search-improved targets: every position the search judges also gets a `leaf_ab`-ply
+    /// alpha-beta score, mixed into the network's value with weight `leaf_ab_weight`, as a
+    /// `net:...:leaf_ab=D` player does (docs/equal-time.md, "Alpha-beta at the leaves": worth
+    /// +123 Elo at 800 simulations, but a third of the simulations at equal time). Self-play
+    /// pays that time so the samples' root values and visit targets come from the stronger
+    /// search, and the network can learn what the mix knows. 0 = off.
+    pub leaf_ab: u32,
+    pub leaf_ab_weight: f32,
     /// The number format the self-play network judges positions in (see
     /// [`crate::neuralnet::Precision`]); training and checkpoints stay f32.
     pub precision: Precision,
@@ -93,6 +104,8 @@ impl Default for SelfplayConfig {
             cheap_greedy: false,
             opening_plies: OpeningPlies::exactly(0),
             solver_depth: 0,
+            leaf_ab: 0,
+            leaf_ab_weight: LeafAlphaBeta::DEFAULT_WEIGHT,
             precision: Precision::F32,
             shard_size: 16384,
             seed: 0,
@@ -195,6 +208,10 @@ impl SelfplayConfig {
             "selfplay.solver_depth must be at most {}",
             AlphaBetaParams::MAX_DEPTH
         );
+        if self.leaf_ab > 0 {
+            LeafAlphaBeta::new(self.leaf_ab, Some(self.leaf_ab_weight))
+                .map_err(|e| anyhow::anyhow!("selfplay.leaf_ab: {e}"))?;
+        }
         ensure!(
             self.temperature.windows(2).all(|w| w[0].0 < w[1].0),
             "selfplay.temperature: plies must increase, e.g. [[0, 1.0], [20, 0.5]]"
@@ -206,6 +223,14 @@ impl SelfplayConfig {
             "selfplay.temperature: temperatures must be >= 0"
         );
         Ok(())
+    }
+
+    /// The alpha-beta the search mixes into its values (`leaf_ab`), if on.
+    pub fn leaf_alpha_beta(&self) -> Option<LeafAlphaBeta> {
+        (self.leaf_ab > 0).then_some(LeafAlphaBeta {
+            depth: self.leaf_ab,
+            weight: self.leaf_ab_weight,
+        })
     }
 
     /// The move-choice temperature at `ply` (0 before the schedule's first entry).
@@ -618,6 +643,14 @@ pub fn run_selfplay(
     config.validate()?;
     let params = &config.search;
     let cfg = &config.selfplay;
+    let mut mixed;
+    let evaluator: &mut dyn Evaluator = match cfg.leaf_alpha_beta() {
+        Some(leaf) => {
+            mixed = LeafAlphaBetaEvaluator::new(evaluator, leaf);
+            &mut mixed
+        }
+        None => evaluator,
+    };
     let start = Position::start(config.variant());
     let t0 = Instant::now();
     let mut writer = ShardWriter::new(

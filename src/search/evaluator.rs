@@ -72,6 +72,23 @@ impl Evaluator for UniformEvaluator {
     }
 }
 
+/// A borrowed evaluator is an evaluator (a wrapper such as the self-play's leaf alpha-beta can
+/// hold the caller's).
+impl<E: Evaluator + ?Sized> Evaluator for &mut E {
+    fn evaluate(
+        &mut self,
+        positions: &[Position],
+        masks: &[u64],
+        policy: &mut [f32],
+        values: &mut [f32],
+    ) -> anyhow::Result<()> {
+        (**self).evaluate(positions, masks, policy, values)
+    }
+    fn name(&self) -> String {
+        (**self).name()
+    }
+}
+
 /// A boxed evaluator is an evaluator (players hold `Box<dyn Evaluator + Send>`).
 impl<E: Evaluator + ?Sized> Evaluator for Box<E> {
     fn evaluate(
