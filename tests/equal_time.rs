@@ -264,8 +264,8 @@ fn one_leaf_per_call_is_the_unbatched_search() {
 
 /// `leaf_ab=D`: the spec keeps the depth and weight in its canonical text, refuses depths and
 /// weights out of range (and a weight without a depth, or a raw-policy player that would read
-/// no value), and the player searches with the mixed values: with the alpha-beta's whole say
-/// (weight near 1) a position's search value follows the alpha-beta's score, not the network's.
+/// no value); with the real network the evaluator's value is the stated blend of the network's
+/// and a D-ply alpha-beta's, its policy the network's; and the player searches with it.
 #[test]
 fn a_network_player_with_alpha_beta_at_its_leaves() {
     let model = "models/kiswahili.safetensors";

@@ -189,15 +189,15 @@ fn parse_plies(s: &str) -> anyhow::Result<OpeningPlies> {
 fn score(model: &std::path::Path, args: &Args) -> anyhow::Result<()> {
     let labels = read_labels(&args.out, args.variant)?;
     ensure!(!labels.is_empty(), "no labels in {}", args.out.display());
-    let net = NetEvaluator::load_for(model, args.variant, DeviceChoice::Auto)
+    let mut net = NetEvaluator::load_for(model, args.variant, DeviceChoice::Auto)
         .with_context(|| format!("cannot load {}", model.display()))?;
     let rows = match args.leaf_ab {
         Some(depth) => {
             let leaf =
                 LeafAlphaBeta::new(depth, args.leaf_ab_weight).map_err(anyhow::Error::msg)?;
-            score_labels(&labels, &mut LeafAlphaBetaEvaluator::new(net, leaf))?
+            score_labels(&labels, &mut LeafAlphaBetaEvaluator::new(&mut net, leaf))?
         }
-        None => score_labels(&labels, &mut { net })?,
+        None => score_labels(&labels, &mut net)?,
     };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&rows)?);

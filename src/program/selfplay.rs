@@ -208,10 +208,7 @@ impl SelfplayConfig {
             "selfplay.solver_depth must be at most {}",
             AlphaBetaParams::MAX_DEPTH
         );
-        if self.leaf_ab > 0 {
-            LeafAlphaBeta::new(self.leaf_ab, Some(self.leaf_ab_weight))
-                .map_err(|e| anyhow::anyhow!("selfplay.leaf_ab: {e}"))?;
-        }
+        self.leaf_alpha_beta()?;
         ensure!(
             self.temperature.windows(2).all(|w| w[0].0 < w[1].0),
             "selfplay.temperature: plies must increase, e.g. [[0, 1.0], [20, 0.5]]"
@@ -225,12 +222,15 @@ impl SelfplayConfig {
         Ok(())
     }
 
-    /// The alpha-beta the search mixes into its values (`leaf_ab`), if on.
-    pub fn leaf_alpha_beta(&self) -> Option<LeafAlphaBeta> {
-        (self.leaf_ab > 0).then_some(LeafAlphaBeta {
-            depth: self.leaf_ab,
-            weight: self.leaf_ab_weight,
-        })
+    /// The alpha-beta the search mixes into its values (`leaf_ab`), if on; an error names a
+    /// depth or weight out of range.
+    pub fn leaf_alpha_beta(&self) -> anyhow::Result<Option<LeafAlphaBeta>> {
+        if self.leaf_ab == 0 {
+            return Ok(None);
+        }
+        LeafAlphaBeta::new(self.leaf_ab, Some(self.leaf_ab_weight))
+            .map(Some)
+            .map_err(|e| anyhow::anyhow!("selfplay.leaf_ab: {e}"))
     }
 
     /// The move-choice temperature at `ply` (0 before the schedule's first entry).
@@ -644,7 +644,7 @@ pub fn run_selfplay(
     let params = &config.search;
     let cfg = &config.selfplay;
     let mut mixed;
-    let evaluator: &mut dyn Evaluator = match cfg.leaf_alpha_beta() {
+    let evaluator: &mut dyn Evaluator = match cfg.leaf_alpha_beta()? {
         Some(leaf) => {
             mixed = LeafAlphaBetaEvaluator::new(evaluator, leaf);
             &mut mixed
