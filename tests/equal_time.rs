@@ -80,6 +80,11 @@ fn a_timed_player_never_exceeds_its_time_plus_the_margin() {
             format!("net:models/kiswahili.safetensors:ms={T_MS}:leaf_ab=6"),
             Variant::Kiswahili,
         ),
+        // Three searches a move: the root alpha-beta, the network's, the guard's check.
+        (
+            format!("net:models/kiswahili.safetensors:ms={T_MS}:prove=0.3:guard=100"),
+            Variant::Kiswahili,
+        ),
     ];
     for (spec, variant) in cases {
         let report = costs_of(&spec, variant).report(&spec, ClockKind::Cpu);
@@ -372,4 +377,85 @@ fn a_network_player_with_alpha_beta_at_its_leaves() {
         })
         .count();
     assert!(changed > 0, "leaf_ab changed no search's value");
+}
+
+/// `guard=M`: in positions where the network's own move loses by force within three plies and
+/// the position itself is not (seen to be) lost, a guarded player (one simulation, so the network's move
+/// is its policy's; the root alpha-beta with half of 200 ms) plays another move, where the
+/// same player without the guard plays the losing one. The option needs `prove=F`, must be
+/// positive, and keeps its place in the spec's text.
+#[test]
+fn a_guard_vetoes_a_network_move_that_loses_by_force() {
+    use bao::program::players::alphabeta::{AlphaBeta, Proof};
+    let model = "models/kujifunza.safetensors";
+    let variant = Variant::Kujifunza;
+    let spec: players::PlayerSpec = format!("net:{model}:sims=1:ms=200:prove=0.5:guard=150")
+        .parse()
+        .unwrap();
+    assert!(spec.to_string().ends_with(":prove=0.5:guard=150"), "{spec}");
+    for (bad, says) in [
+        ("guard=100", "give `prove` too"),
+        ("prove=0.5:guard=0", "at least 1"),
+        ("prove=0.5:guard=-3", "guard"),
+    ] {
+        let e = format!("net:{model}:{bad}")
+            .parse::<players::PlayerSpec>()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(says), "{bad}: {e}");
+    }
+
+    // Positions a few to a dozen random plies in where the policy's move loses by force.
+    let mut policy = players::build_str(&format!("net:{model}:sims=0"), variant, 1).unwrap();
+    let mut ab = AlphaBeta::new(16);
+    let unlimited = Clock::unlimited();
+    let mut blunders = Vec::new();
+    for k in 0..400u32 {
+        if blunders.len() == 4 {
+            break;
+        }
+        let (pos, _) = opening(variant, 4 + k % 10, 11, k);
+        let chosen = policy.choose(&pos, &Limits::default()).unwrap().mv;
+        let After::Position(child) = chosen.after else {
+            continue;
+        };
+        if child.outcome().is_some() || child.legal_moves().is_empty() {
+            continue;
+        }
+        ab.clear();
+        let loses = ab.search(&child, 3, &unlimited).unwrap().proof() == Proof::Win;
+        // Not lost as it stands, as far as three times the guard's own search time sees
+        // (where every move loses, the guard has nothing better to offer).
+        ab.clear();
+        let deep = Clock::start(ClockKind::Cpu, Some(Duration::from_millis(300)), None);
+        if loses && ab.search(&pos, 64, &deep).unwrap().proof() != Proof::Loss {
+            blunders.push((pos, chosen.mv));
+        }
+    }
+    assert!(
+        !blunders.is_empty(),
+        "no position where the policy blunders"
+    );
+    let limits = Limits {
+        clock: ClockKind::Cpu,
+        ..Limits::default()
+    };
+    let mut unguarded_blunders = 0;
+    for (pos, blunder) in &blunders {
+        let mut guarded = players::build(&spec, variant, 1).unwrap();
+        let mv = guarded.choose(pos, &limits).unwrap().mv.mv;
+        assert_ne!(
+            mv, *blunder,
+            "the guard let a forced loss through in {pos:?}"
+        );
+        let mut plain =
+            players::build_str(&format!("net:{model}:ms=200:sims=1:prove=0.5"), variant, 1)
+                .unwrap();
+        unguarded_blunders += usize::from(plain.choose(pos, &limits).unwrap().mv.mv == *blunder);
+    }
+    assert!(
+        unguarded_blunders > 0,
+        "without the guard the player avoided all {} blunders itself",
+        blunders.len()
+    );
 }

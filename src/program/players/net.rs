@@ -9,11 +9,11 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use super::alphabeta::{AlphaBeta, Proof};
+use super::alphabeta::{AlphaBeta, Proof, SearchReport};
 use super::leaf_ab::LeafAlphaBetaEvaluator;
 use super::spec::{AlphaBetaParams, NetParams};
 use super::{no_moves, Analysis, ChosenMove, Limits, MoveScore, Player};
-use crate::game::{Position, Variant, ACTIONS};
+use crate::game::{After, LegalMove, Position, Variant, ACTIONS};
 use crate::neuralnet::CachedEvaluator;
 use crate::search::{Algorithm, Evaluator, Mcts, SearchParams};
 
@@ -122,8 +122,42 @@ pub struct SearchPlayer {
     sims: u32,
     ms: Option<u64>,
     evaluator: SendEvaluator,
-    /// `prove=F`: the alpha-beta that tries a proof first, and its share of the time.
-    prover: Option<(AlphaBeta, f32)>,
+    /// `prove=F[:guard=M]`: the alpha-beta searched at the root before the network.
+    root_ab: Option<RootAlphaBeta>,
+}
+
+/// The alpha-beta a network player runs at the root of each timed move (`prove=F`): it plays a
+/// proven win at once, and with `guard=M` it vetoes a network move it scores more than `M`
+/// centi-seeds below its own. Why a veto and not a mix: the network's search sees a few
+/// thousand positions a move, the alpha-beta hundreds of thousands, so a short tactic the
+/// network's tree never reaches is exactly what the alpha-beta is sure of; elsewhere the
+/// network's judgement stands.
+struct RootAlphaBeta {
+    search: AlphaBeta,
+    /// The share of the move's time the root search gets.
+    share: f32,
+    /// The veto margin in centi-seeds (`guard=M`).
+    guard: Option<i32>,
+}
+
+/// What the root alpha-beta left for the network's search.
+enum RootVerdict {
+    /// A proven win: play it.
+    Proven(ChosenMove),
+    /// No proof; its search, and the time it used.
+    Searched(Option<SearchReport>, Duration),
+}
+
+/// The share of a guarded move's time kept back from the network's search for the check of
+/// its move: the check searches one position one ply shallower than the root search did,
+/// with the root's table warm, so it needs a fraction of the root search's time.
+const GUARD_SHARE: f32 = 0.1;
+
+/// True when the guard plays the alpha-beta's move: `net_score` (the network's move as the
+/// alpha-beta scores it, one ply shallower from the position after it, for the side to move at
+/// the root) is more than `margin` centi-seeds below the root search's best score.
+fn vetoed(root_score: i32, net_score: i32, margin: i32) -> bool {
+    net_score < root_score.saturating_sub(margin)
 }
 
 impl SearchPlayer {
@@ -155,32 +189,72 @@ impl SearchPlayer {
             sims: params.sims(),
             ms: params.ms,
             evaluator: Box::new(CachedEvaluator::new(evaluator, CACHE_SLOTS)),
-            prover: params
-                .prove
-                .map(|share| (AlphaBeta::new(AlphaBetaParams::DEFAULT_TT_MB), share)),
+            root_ab: params.prove.map(|share| RootAlphaBeta {
+                search: AlphaBeta::new(AlphaBetaParams::DEFAULT_TT_MB),
+                share,
+                guard: params.guard.map(|m| m.min(i32::MAX as u32) as i32),
+            }),
         })
     }
 
-    /// `prove=F`: an alpha-beta proof within `share` of `time`. Returns the move to play when
-    /// it proves a win (the fastest it found), and the time it used.
-    fn try_proof(
+    /// `prove=F`: an alpha-beta search within `share` of `time`. A proven win (the fastest
+    /// it found) is the move to play; otherwise the report (kept for the guard) and the time
+    /// it used.
+    fn root_search(
         &mut self,
         pos: &Position,
         time: Duration,
         limits: &Limits,
-    ) -> anyhow::Result<(Option<ChosenMove>, Duration)> {
-        let Some((search, share)) = self.prover.as_mut() else {
-            return Ok((None, Duration::ZERO));
+    ) -> anyhow::Result<RootVerdict> {
+        let Some(root) = self.root_ab.as_mut() else {
+            return Ok(RootVerdict::Searched(None, Duration::ZERO));
         };
-        let clock = limits.clock_for(Some(time.mul_f32(*share)));
-        let r = search.search(pos, AlphaBetaParams::MAX_DEPTH, &clock)?;
+        let clock = limits.clock_for(Some(time.mul_f32(root.share)));
+        let r = root
+            .search
+            .search(pos, AlphaBetaParams::MAX_DEPTH, &clock)?;
         let used = clock.elapsed();
         if r.proof() != Proof::Win {
-            return Ok((None, used));
+            return Ok(RootVerdict::Searched(Some(r), used));
         }
         // Our tree follows the game (its root may still be our previous move's position).
         self.mcts.follow(pos, r.best.mv);
-        Ok((Some(super::alphabeta::chosen_move(pos, &r)), used))
+        Ok(RootVerdict::Proven(super::alphabeta::chosen_move(pos, &r)))
+    }
+
+    /// `guard=M`: scores the network's move `net` with the alpha-beta, one ply shallower from
+    /// the position after it than the root search `root` went, within `time`, and returns the
+    /// root search's move when `net` scores more than M below it. The check gives way (no
+    /// veto) when it cannot reach that depth in time, when the move ends the game (the
+    /// network's tree sees that exactly) or when the root search saw only one ply.
+    fn guard_veto(
+        &mut self,
+        net: &LegalMove,
+        root: &SearchReport,
+        time: Duration,
+        limits: &Limits,
+    ) -> anyhow::Result<bool> {
+        let Some(RootAlphaBeta {
+            search,
+            guard: Some(margin),
+            ..
+        }) = self.root_ab.as_mut()
+        else {
+            return Ok(false);
+        };
+        if net.mv == root.best.mv || root.depth < 2 {
+            return Ok(false);
+        }
+        let After::Position(child) = net.after else {
+            return Ok(false);
+        };
+        if child.outcome().is_some() {
+            return Ok(false);
+        }
+        let depth = root.depth - 1;
+        let r = search.search(&child, depth, &limits.clock_for(Some(time)))?;
+        let complete = r.depth == depth || r.proof() != Proof::Unknown;
+        Ok(complete && vetoed(root.score, -r.score, *margin))
     }
 
     /// Simulations a Gumbel player's speed is measured with before its first move: enough
@@ -212,8 +286,8 @@ impl Player for SearchPlayer {
 
     fn new_game(&mut self, seed: u64) {
         self.mcts.new_game(seed);
-        if let Some((search, _)) = self.prover.as_mut() {
-            search.clear();
+        if let Some(root) = self.root_ab.as_mut() {
+            root.search.clear();
         }
     }
 
@@ -222,13 +296,22 @@ impl Player for SearchPlayer {
         if moves.is_empty() {
             return Err(no_moves(pos));
         }
-        let (sims, mut time) = self.budget(limits);
-        if let Some(t) = time {
-            let (proven, used) = self.try_proof(pos, t, limits)?;
-            if let Some(chosen) = proven {
-                return Ok(chosen);
+        let (sims, budget) = self.budget(limits);
+        let (mut time, mut root, mut check_time) = (budget, None, Duration::ZERO);
+        if let Some(t) = budget {
+            match self.root_search(pos, t, limits)? {
+                RootVerdict::Proven(chosen) => return Ok(chosen),
+                RootVerdict::Searched(report, used) => {
+                    let guarded = self.root_ab.as_ref().is_some_and(|r| r.guard.is_some());
+                    check_time = if guarded {
+                        t.mul_f32(GUARD_SHARE)
+                    } else {
+                        Duration::ZERO
+                    };
+                    time = Some(t.saturating_sub(used).saturating_sub(check_time));
+                    root = report;
+                }
             }
-            time = Some(t.saturating_sub(used));
         }
         let clock = limits.clock_for(time);
         let result = self
@@ -239,6 +322,19 @@ impl Player for SearchPlayer {
             .best_move
             .context("search returned no move in a position with legal moves")?;
         let chosen = *moves.get(best).context("search chose an illegal move")?;
+        if let Some(root) = root {
+            // The check may also use what the network's search left of its time.
+            let left = time.unwrap_or_default().saturating_sub(clock.elapsed());
+            if self.guard_veto(&chosen, &root, check_time + left, limits)? {
+                tracing::debug!(
+                    "guard: alpha-beta's {} over the network's {}",
+                    root.best.notation(pos.to_move()),
+                    chosen.notation(pos.to_move())
+                );
+                self.mcts.advance(root.best.mv);
+                return Ok(super::alphabeta::chosen_move(pos, &root));
+            }
+        }
         // Keep the subtree of our move: the opponent's reply is one of its children.
         self.mcts.advance(best);
         let mover = pos.to_move();
@@ -366,6 +462,17 @@ mod tests {
         fn name(&self) -> String {
             "highest".into()
         }
+    }
+
+    #[test]
+    fn the_guard_vetoes_only_past_its_margin() {
+        assert!(!vetoed(300, 150, 150), "exactly the margin below stands");
+        assert!(vetoed(300, 149, 150));
+        assert!(!vetoed(300, 400, 150), "better than the alpha-beta's own best");
+        // A forced loss against a position that is not lost; no overflow at the win scores.
+        assert!(vetoed(-200, -999_990, 100));
+        assert!(!vetoed(-999_990, -999_994, 100), "all moves lose: slower or faster alike");
+        assert!(!vetoed(i32::MIN, i32::MIN, i32::MAX));
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! greedy[:seed=N]
 //! alphabeta[:depth=D][:ms=MS][:tt=MB]        depth mode, time mode, or both (first limit wins)
 //! mcts[:sims=N][:ms=MS][:c=C][:seed=N]       UCT with random rollouts, no network
-//! net:PATH[:sims=N][:ms=MS][:KEY=VALUE...][:device=D][:precision=P][:seed=N][:prove=F][:leaf_ab=D[:leaf_ab_weight=W]]
+//! net:PATH[:sims=N][:ms=MS][:KEY=VALUE...][:device=D][:precision=P][:seed=N][:prove=F[:guard=M]][:leaf_ab=D[:leaf_ab_weight=W]]
 //!                                            sims=0 plays the raw policy
 //! ext:"COMMAND LINE"[:name=NAME][:sims=N][:depth=D][:ms=MS]   an engine speaking `bao engine`'s protocol
 //! ```
@@ -110,6 +110,10 @@ pub struct NetParams {
     /// proof; a proven win is played at once, otherwise the network searches the rest. Where
     /// proofs come cheap (Kujifunza, late Kiswahili) a proven value is never given away.
     pub prove: Option<f32>,
+    /// `guard=M` (needs `prove=F`): when the network's move differs from the root alpha-beta's
+    /// and the alpha-beta scores it more than M centi-seeds worse at the same depth, the
+    /// alpha-beta's move is played instead (a blunder check; see `SearchPlayer`).
+    pub guard: Option<u32>,
     /// `leaf_ab=D`: every position the network judges also gets a D-ply alpha-beta score mixed
     /// into its value ([`super::leaf_ab`]).
     pub leaf_ab: Option<u32>,
@@ -244,6 +248,7 @@ impl FromStr for PlayerSpec {
                         "precision" => p.precision = Some(v.parse().map_err(|e: String| fail(e))?),
                         "seed" => p.seed = Some(number(k, v, &fail)?),
                         "prove" => p.prove = Some(share(k, v, &fail)?),
+                        "guard" => p.guard = Some(positive(k, v, &fail)?),
                         "leaf_ab" => p.leaf_ab = Some(number(k, v, &fail)?),
                         "leaf_ab_weight" => {
                             p.leaf_ab_weight = Some(v.parse().map_err(|_| fail(format!("`{k}={v}`: `{v}` is not a number")))?)
@@ -253,11 +258,14 @@ impl FromStr for PlayerSpec {
                     }
                 }
                 p.leaf_alpha_beta().map_err(&fail)?;
+                if p.guard.is_some() && p.prove.is_none() {
+                    return Err(fail("`guard` checks the network's move with the root alpha-beta of `prove=F`; give `prove` too".into()));
+                }
                 // Search settings are checked now, as a config's would be, so a typo fails
                 // before any game is played.
                 SearchParams::default()
                     .with_overrides(p.search.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-                    .map_err(|e| fail(format!("{e:#} (net: options are sims, ms, device, precision, seed, prove, leaf_ab, leaf_ab_weight and [search] keys)")))?;
+                    .map_err(|e| fail(format!("{e:#} (net: options are sims, ms, device, precision, seed, prove, guard, leaf_ab, leaf_ab_weight and [search] keys)")))?;
                 let mut keys: Vec<&str> = p.search.iter().map(|(k, _)| k.as_str()).collect();
                 keys.sort_unstable();
                 if let Some(w) = keys.windows(2).find(|w| w[0] == w[1]) {
@@ -484,6 +492,7 @@ impl fmt::Display for PlayerSpec {
                 opt(f, "precision", &p.precision)?;
                 opt(f, "seed", &p.seed)?;
                 opt(f, "prove", &p.prove)?;
+                opt(f, "guard", &p.guard)?;
                 opt(f, "leaf_ab", &p.leaf_ab)?;
                 opt(f, "leaf_ab_weight", &p.leaf_ab_weight)
             }
