@@ -332,7 +332,12 @@ impl Player for SearchPlayer {
                     chosen.notation(pos.to_move())
                 );
                 self.mcts.advance(root.best.mv);
-                return Ok(super::alphabeta::chosen_move(pos, &root));
+                let mut vetoed = super::alphabeta::chosen_move(pos, &root);
+                // Cost tables count a network player's simulations a move, not the guard's
+                // alpha-beta nodes (its depth would read as the player's, too).
+                vetoed.analysis.nodes = Some(result.simulations as u64);
+                vetoed.analysis.depth = None;
+                return Ok(vetoed);
             }
         }
         // Keep the subtree of our move: the opponent's reply is one of its children.
