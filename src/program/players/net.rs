@@ -473,10 +473,16 @@ mod tests {
     fn the_guard_vetoes_only_past_its_margin() {
         assert!(!vetoed(300, 150, 150), "exactly the margin below stands");
         assert!(vetoed(300, 149, 150));
-        assert!(!vetoed(300, 400, 150), "better than the alpha-beta's own best");
+        assert!(
+            !vetoed(300, 400, 150),
+            "better than the alpha-beta's own best"
+        );
         // A forced loss against a position that is not lost; no overflow at the win scores.
         assert!(vetoed(-200, -999_990, 100));
-        assert!(!vetoed(-999_990, -999_994, 100), "all moves lose: slower or faster alike");
+        assert!(
+            !vetoed(-999_990, -999_994, 100),
+            "all moves lose: slower or faster alike"
+        );
         assert!(!vetoed(i32::MIN, i32::MIN, i32::MAX));
     }
 
