@@ -128,10 +128,11 @@ pub struct SearchPlayer {
 
 /// The alpha-beta a network player runs at the root of each timed move (`prove=F`): it plays a
 /// proven win at once, and with `guard=M` it vetoes a network move it scores more than `M`
-/// centi-seeds below its own. Why a veto and not a mix: the network's search sees a few
-/// thousand positions a move, the alpha-beta hundreds of thousands, so a short tactic the
-/// network's tree never reaches is exactly what the alpha-beta is sure of; elsewhere the
-/// network's judgement stands.
+/// centi-seeds below its own. The idea of the veto: the network's search sees a few thousand
+/// positions a move, the alpha-beta hundreds of thousands, so it should catch short tactics
+/// the network's tree never reaches. Measured, it does not pay: at `guard=150` the Kiswahili
+/// model lost 100 Elo against `alphabeta:ms=200`, and Kujifunza scored the same
+/// (docs/equal-time.md, "A guard against tactics"); it stays an option for experiments.
 struct RootAlphaBeta {
     search: AlphaBeta,
     /// The share of the move's time the root search gets.
@@ -223,8 +224,8 @@ impl SearchPlayer {
     }
 
     /// `guard=M`: scores the network's move `net` with the alpha-beta, one ply shallower from
-    /// the position after it than the root search `root` went, within `time`, and returns the
-    /// root search's move when `net` scores more than M below it. The check gives way (no
+    /// the position after it than the root search `root` went, within `time`; true (play the
+    /// root search's move) when `net` scores more than M below it. The check gives way (no
     /// veto) when it cannot reach that depth in time, when the move ends the game (the
     /// network's tree sees that exactly) or when the root search saw only one ply.
     fn guard_veto(
