@@ -416,10 +416,6 @@ fn network_player_with_a_proof_first_keeps_the_wins_its_policy_misses() {
     assert_eq!(s.kept, s.puzzles, "{s:?}");
 
     for bad in ["0", "1", "1.5", "-0.2", "half"] {
-        let e = format!("net:{model}:prove={bad}")
-            .parse::<bao::program::players::PlayerSpec>()
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("share of the time"), "{bad}: {e}");
+        common::assert_spec_refused(&format!("net:{model}:prove={bad}"), "share of the time");
     }
 }

@@ -1,5 +1,6 @@
-//! Shared by the integration tests: the conformance sample's positions, a `bao` subcommand
-//! on pipes, and for the fleet tests a tiny run config and the checks of a finished run.
+//! Shared by the integration tests: the conformance sample's positions, a refused player
+//! spec's error, a `bao` subcommand on pipes, and for the fleet tests a tiny run config and
+//! the checks of a finished run.
 #![allow(dead_code)]
 
 use std::collections::BTreeSet;
@@ -9,6 +10,15 @@ use bao::dataio::shard::decode_shard;
 use bao::dataio::store::Store;
 use bao::program::fleet::layout::{self, Latest, ShardName};
 use bao::program::fleet::trainer::TrainerState;
+
+/// Asserts that the player spec `spec` is refused with an error that says `says`.
+pub fn assert_spec_refused(spec: &str, says: &str) {
+    let e = spec
+        .parse::<bao::program::players::PlayerSpec>()
+        .expect_err(spec)
+        .to_string();
+    assert!(e.contains(says), "{spec}: {e}");
+}
 
 /// Every state of the conformance sample (`tests/vectors/`), both variants.
 pub fn vector_positions() -> Vec<bao::game::Position> {
