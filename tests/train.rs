@@ -375,9 +375,9 @@ fn trainer_overfits_a_small_fixed_set() {
         q_mix: 0.0,
         rng: rand::rngs::SmallRng::seed_from_u64(steps as u64),
     };
-    let first = train_steps(&mut learner, &window, &[], &mut plan(5), |_| Ok(())).unwrap();
-    train_steps(&mut learner, &window, &[], &mut plan(300), |_| Ok(())).unwrap();
-    let last = train_steps(&mut learner, &window, &[], &mut plan(5), |_| Ok(())).unwrap();
+    let first = train_steps(&mut learner, &window, &[], None, &mut plan(5), |_| Ok(())).unwrap();
+    train_steps(&mut learner, &window, &[], None, &mut plan(300), |_| Ok(())).unwrap();
+    let last = train_steps(&mut learner, &window, &[], None, &mut plan(5), |_| Ok(())).unwrap();
     assert!(
         last.value < first.value / 3.0,
         "value loss {} -> {}",

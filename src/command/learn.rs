@@ -1,5 +1,7 @@
 //! `bao learn --data DIR --model M --steps K`: train a checkpoint on sample shards alone
-//! (self-play may run elsewhere and only share the shard directory).
+//! (self-play may run elsewhere and only share the shard directory). With `--teacher T` the
+//! targets come from a frozen network (distillation), and `--network NET.toml` starts `M` as a
+//! fresh network of that architecture: a smaller, faster student of a shipped model.
 //!
 //! `bao learn --data ROOT` (no `--model`): the trainer of a fleet run at ROOT (a directory or
 //! an object-store URL), see `bao::program::fleet::trainer`.
@@ -10,10 +12,11 @@ use anyhow::Context;
 use rand::SeedableRng;
 
 use crate::dataio::store::{is_url, Store};
-use crate::neuralnet::{DeviceChoice, Learner, Network, OptimizerConfig};
+use crate::game::Variant;
+use crate::neuralnet::{DeviceChoice, Learner, NetConfig, Network, OptimizerConfig};
 use crate::program::fleet::lease::host_name;
 use crate::program::fleet::trainer::{run_trainer, TrainerOptions};
-use crate::program::minibatch::{load_window, train_steps};
+use crate::program::minibatch::{load_window, train_steps, Teacher};
 use crate::program::schedule::Minibatches;
 
 #[derive(Debug, clap::Args)]
@@ -75,6 +78,21 @@ pub struct Args {
     pub device: Option<DeviceChoice>,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Distil: a frozen checkpoint whose policy and value become the targets (blended with
+    /// the samples' own by --teacher-weight). It must read the student's input features.
+    #[arg(long)]
+    pub teacher: Option<PathBuf>,
+    /// With --teacher: the teacher's share of every target, in (0, 1].
+    #[arg(long, requires = "teacher", default_value_t = 1.0)]
+    pub teacher_weight: f32,
+    /// Start --model as a fresh network of this architecture (a TOML file as in
+    /// configs/network/; weights drawn from --seed) instead of loading it; --model must not
+    /// exist yet.
+    #[arg(long)]
+    pub network: Option<PathBuf>,
+    /// With --network: the fresh network's variant (default: the teacher's).
+    #[arg(long, requires = "network")]
+    pub variant: Option<Variant>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -90,9 +108,43 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     crate::neuralnet::configure_threads(None);
     let device = args.device.unwrap_or_default().resolve()?;
     let config = OptimizerConfig::default();
-    let mut learner = match Learner::resume(&model, device, config.clone()) {
-        Ok(l) => l,
-        Err(_) => Learner::new(Network::load(&model, device)?, config)?,
+    let teacher_net = match &args.teacher {
+        Some(path) => Some(
+            Network::load(path, device).with_context(|| format!("--teacher {}", path.display()))?,
+        ),
+        None => None,
+    };
+    let mut learner = match &args.network {
+        Some(arch) => {
+            anyhow::ensure!(
+                !model.exists(),
+                "--network starts a fresh network, but --model {} exists (drop --network to \
+                 train it on)",
+                model.display()
+            );
+            let net_config: NetConfig = crate::config::load_toml(arch)?;
+            let variant = args
+                .variant
+                .or(teacher_net.as_ref().map(Network::variant))
+                .context("--network needs --variant (or a --teacher to take it from)")?;
+            let mut net = Network::new_seeded(&net_config, variant, device, args.seed)
+                .with_context(|| format!("--network {}", arch.display()))?;
+            // A student plays with the search settings its teacher was trained with.
+            net.set_search_params(
+                teacher_net
+                    .as_ref()
+                    .and_then(|t| t.search_params().cloned()),
+            );
+            Learner::new(net, config)?
+        }
+        None => match Learner::resume(&model, device, config.clone()) {
+            Ok(l) => l,
+            Err(_) => Learner::new(Network::load(&model, device)?, config)?,
+        },
+    };
+    let teacher = match teacher_net {
+        Some(net) => Some(Teacher::new(net, args.teacher_weight, learner.network())?),
+        None => None,
     };
     if let Some(lr) = args.learning_rate {
         learner.set_learning_rate(lr)?;
@@ -122,10 +174,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         rng: rand::rngs::SmallRng::seed_from_u64(args.seed),
     };
     let bar = crate::program::progress::bar(args.steps as u64, "steps", true);
-    let mean = train_steps(&mut learner, &window, &[], &mut plan, |_| {
-        bar.inc(1);
-        Ok(())
-    })?;
+    let mean = train_steps(
+        &mut learner,
+        &window,
+        &[],
+        teacher.as_ref(),
+        &mut plan,
+        |_| {
+            bar.inc(1);
+            Ok(())
+        },
+    )?;
     bar.finish_and_clear();
     let out = args.out.unwrap_or(model);
     learner.save(&out)?;

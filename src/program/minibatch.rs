@@ -15,7 +15,7 @@ use super::schedule::Minibatches;
 use crate::dataio::shard::{list_shards, read_shard, Sample};
 use crate::game::features::Encoding;
 use crate::game::{mirror_action, ACTIONS};
-use crate::neuralnet::{AuxTargets, Learner, Losses};
+use crate::neuralnet::{AuxTargets, Learner, Losses, Network};
 
 /// The newest `size` fully searched samples from `dirs`, given newest first.
 pub fn load_window(dirs: &[PathBuf], size: usize) -> anyhow::Result<Vec<Sample>> {
@@ -56,13 +56,60 @@ pub fn load_labels(config: &RunConfig) -> anyhow::Result<Vec<Sample>> {
     Ok(labels)
 }
 
+/// A frozen network whose outputs become training targets: knowledge distillation
+/// (`bao learn --teacher`). A student of another size learns what the teacher's search-trained
+/// judgement is on every position, not the noisier visit counts and game results it was
+/// itself trained on, and the positions may come from any games. Used to try smaller, faster
+/// networks at equal time without the self-play hours a network from nothing would need.
+pub struct Teacher {
+    net: Network,
+    weight: f32,
+}
+
+impl Teacher {
+    /// `weight` (0 < w <= 1): every target becomes `(1 - w) * sample's + w * teacher's`, the
+    /// policy (probabilities over the legal moves) and the value alike. The teacher must read
+    /// the student's inputs (same variant and feature encoding), since it judges the
+    /// minibatch's encoded features as they are.
+    pub fn new(net: Network, weight: f32, student: &Network) -> anyhow::Result<Teacher> {
+        anyhow::ensure!(
+            weight > 0.0 && weight <= 1.0,
+            "teacher weight {weight}: must lie in (0, 1]"
+        );
+        net.ensure_variant(student.variant())?;
+        anyhow::ensure!(
+            net.encoding() == student.encoding(),
+            "the teacher reads {:?} inputs and the student {:?}: a teacher must read the \
+             student's features (set move_features / threat_features alike)",
+            net.encoding(),
+            student.encoding()
+        );
+        Ok(Teacher { net, weight })
+    }
+
+    /// Blends the teacher's judgement of the batch's positions into its targets.
+    fn relabel(&self, batch: &mut Batch) -> anyhow::Result<()> {
+        let out = self.net.infer(&batch.features, &batch.masks)?;
+        let w = self.weight;
+        for (i, row) in out.chunks_exact(ACTIONS + 1).enumerate() {
+            let policy = &mut batch.policy[i * ACTIONS..(i + 1) * ACTIONS];
+            for (p, t) in policy.iter_mut().zip(&row[..ACTIONS]) {
+                *p = (1.0 - w) * *p + w * t;
+            }
+            batch.value[i] = (1.0 - w) * batch.value[i] + w * row[ACTIONS];
+        }
+        Ok(())
+    }
+}
+
 /// Trains the minibatches `plan` describes, drawn from `window` and, for
-/// `plan.labels_fraction` of each, from `labels`; calls `on_step` after each step and returns
-/// the mean losses.
+/// `plan.labels_fraction` of each, from `labels`, their targets blended with a `teacher`'s
+/// when one is given; calls `on_step` after each step and returns the mean losses.
 pub fn train_steps(
     learner: &mut Learner,
     window: &[Sample],
     labels: &[Sample],
+    teacher: Option<&Teacher>,
     plan: &mut Minibatches,
     mut on_step: impl FnMut(&Losses) -> anyhow::Result<()>,
 ) -> anyhow::Result<Losses> {
@@ -84,6 +131,9 @@ pub fn train_steps(
             plan.mirror,
             plan.q_mix,
         )?;
+        if let Some(teacher) = teacher {
+            teacher.relabel(&mut batch)?;
+        }
         let aux = AuxTargets {
             margin: &batch.margin,
             reply: &batch.reply,
@@ -233,5 +283,39 @@ mod tests {
             .unwrap();
         assert_eq!(batch.value.iter().filter(|&&v| v == 1.0).count(), 64);
         assert_eq!(batch.value.iter().filter(|&&v| v == 0.5).count(), 192);
+    }
+
+    /// `--teacher-weight w`: each target is `(1 - w)` the sample's plus `w` the teacher's
+    /// output for the same encoded position, policy and value alike.
+    #[test]
+    fn a_teachers_targets_are_the_stated_blend() {
+        use crate::neuralnet::NetConfig;
+        let config = NetConfig::preset("tiny").unwrap();
+        let net = |seed| {
+            Network::new_seeded(&config, Variant::Kujifunza, tch::Device::Cpu, seed).unwrap()
+        };
+        let mut s = sample(1.0);
+        let first = s.legal.trailing_zeros() as usize;
+        s.policy[first] = 1.0;
+        let mut batch = Batch::new(4, Encoding::Board);
+        let mut rng = SmallRng::seed_from_u64(1);
+        batch
+            .fill(&[s.clone()], &[], 0, &mut rng, false, 0.0)
+            .unwrap();
+        let (student, teacher) = (net(1), net(2));
+        let out = teacher.infer(&batch.features[..Encoding::Board.features()], &[s.legal]);
+        let out = out.unwrap();
+        Teacher::new(teacher, 0.25, &student)
+            .unwrap()
+            .relabel(&mut batch)
+            .unwrap();
+        for i in 0..4 {
+            let v = batch.value[i];
+            assert!((v - (0.75 + 0.25 * out[ACTIONS])).abs() < 1e-6, "{v}");
+            for (a, t) in out[..ACTIONS].iter().enumerate() {
+                let hot = if a == first { 0.75 } else { 0.0 };
+                assert!((batch.policy[i * ACTIONS + a] - (hot + 0.25 * t)).abs() < 1e-6);
+            }
+        }
     }
 }

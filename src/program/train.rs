@@ -338,7 +338,7 @@ fn learn(
         .create(true)
         .append(true)
         .open(dir.0.join("steps.csv"))?;
-    let mean = train_steps(learner, &window, labels, &mut plan, |l| {
+    let mean = train_steps(learner, &window, labels, None, &mut plan, |l| {
         state.steps += 1;
         writeln!(
             steps_log,

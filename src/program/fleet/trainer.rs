@@ -474,7 +474,7 @@ impl Trainer<'_> {
         let bar = crate::program::progress::bar(steps as u64, "steps", self.opts.progress);
         bar.set_message(format!("generation {g}"));
         let store = self.store;
-        train_steps(learner, &self.window, &self.labels, &mut plan, |_| {
+        train_steps(learner, &self.window, &self.labels, None, &mut plan, |_| {
             bar.inc(1);
             lease.renew(store)
         })?;

@@ -1,0 +1,269 @@
+//! Distillation (`bao learn --teacher`, issue 18): a student network learns a frozen
+//! teacher's policy and value instead of its samples' own targets, and `--network` starts the
+//! student fresh at another size. The samples here carry deliberately wrong targets (every
+//! value 1, every policy on the first legal move), so a student that comes to judge as the
+//! teacher does can only have learned it from the teacher.
+
+mod common;
+
+use std::path::Path;
+
+use bao::dataio::shard::{Sample, ShardWriter};
+use bao::game::{Position, Variant, ACTIONS};
+use bao::neuralnet::{Learner, Lineage, NetConfig, Network, OptimizerConfig};
+use bao::program::minibatch::{train_steps, Teacher};
+use bao::program::random_games::opening;
+use bao::program::schedule::Minibatches;
+use bao::search::SearchParams;
+use common::run_bao;
+use rand::SeedableRng;
+use tch::Device;
+
+/// Positions a few random plies into Kujifunza games, distinct enough to generalise over.
+fn positions(n: u32) -> Vec<Position> {
+    (0..n)
+        .map(|k| opening(Variant::Kujifunza, k % 12, 7, k).0)
+        .filter(|p| !p.legal_moves().is_empty())
+        .collect()
+}
+
+/// Samples of `positions` with targets no teacher would give.
+fn wrong_samples(positions: &[Position]) -> Vec<Sample> {
+    positions
+        .iter()
+        .map(|pos| {
+            let legal = pos.legal_moves().mask();
+            let mut policy = [0.0; ACTIONS];
+            policy[legal.trailing_zeros() as usize] = 1.0;
+            Sample {
+                position: pos.to_bytes(),
+                legal,
+                policy,
+                z: 1.0,
+                q: 1.0,
+                game_id: 0,
+                ply: 0,
+                full_search: true,
+                reply: None,
+                margin: None,
+            }
+        })
+        .collect()
+}
+
+fn tiny(seed: u64) -> Network {
+    Network::new_seeded(
+        &NetConfig::preset("tiny").unwrap(),
+        Variant::Kujifunza,
+        Device::Cpu,
+        seed,
+    )
+    .unwrap()
+}
+
+/// Mean absolute value difference and mean total-variation policy distance of two networks
+/// over `samples`' positions.
+fn distance(a: &Network, b: &Network, samples: &[Sample]) -> (f32, f32) {
+    let enc = a.encoding();
+    let mut features = vec![0.0; samples.len() * enc.features()];
+    for (s, f) in samples
+        .iter()
+        .zip(features.chunks_exact_mut(enc.features()))
+    {
+        enc.encode(&s.position().unwrap(), f);
+    }
+    let masks: Vec<u64> = samples.iter().map(|s| s.legal).collect();
+    let (oa, ob) = (
+        a.infer(&features, &masks).unwrap(),
+        b.infer(&features, &masks).unwrap(),
+    );
+    let (mut dv, mut dp) = (0.0, 0.0);
+    for (ra, rb) in oa
+        .chunks_exact(ACTIONS + 1)
+        .zip(ob.chunks_exact(ACTIONS + 1))
+    {
+        dv += (ra[ACTIONS] - rb[ACTIONS]).abs();
+        dp += 0.5
+            * ra[..ACTIONS]
+                .iter()
+                .zip(&rb[..ACTIONS])
+                .map(|(x, y)| (x - y).abs())
+                .sum::<f32>();
+    }
+    let n = samples.len() as f32;
+    (dv / n, dp / n)
+}
+
+/// Trains a fresh student 400 steps on the wrong samples, with or without the teacher.
+fn student_after(window: &[Sample], teacher: Option<&Network>) -> Network {
+    let opt = OptimizerConfig {
+        learning_rate: 0.01,
+        ..OptimizerConfig::default()
+    };
+    let mut learner = Learner::new(tiny(2), opt).unwrap();
+    let teacher = teacher.map(|t| {
+        let copy = t.duplicate(Device::Cpu).unwrap();
+        Teacher::new(copy, 1.0, learner.network()).unwrap()
+    });
+    let mut plan = Minibatches {
+        steps: 400,
+        batch_size: 64,
+        labels_fraction: 0.0,
+        mirror: false,
+        q_mix: 0.0,
+        rng: rand::rngs::SmallRng::seed_from_u64(3),
+    };
+    train_steps(
+        &mut learner,
+        window,
+        &[],
+        teacher.as_ref(),
+        &mut plan,
+        |_| Ok(()),
+    )
+    .unwrap();
+    learner.into_network()
+}
+
+#[test]
+fn a_student_learns_its_teachers_judgement_not_its_samples_targets() {
+    let teacher = tiny(1);
+    let all = wrong_samples(&positions(600));
+    let (train, held_out) = all.split_at(all.len() * 3 / 4);
+    let before = distance(&tiny(2), &teacher, held_out);
+    let taught = distance(&student_after(train, Some(&teacher)), &teacher, held_out);
+    let untaught = distance(&student_after(train, None), &teacher, held_out);
+    // On positions it never trained on, the taught student is far closer to the teacher than
+    // it started, in value and in policy; the same training without the teacher is not.
+    assert!(
+        taught.0 < before.0 / 1.5 && taught.1 < before.1 / 3.0,
+        "value / policy distance to the teacher {before:?} -> {taught:?}"
+    );
+    assert!(
+        untaught.0 > 3.0 * taught.0 && untaught.1 > 2.0 * taught.1,
+        "without the teacher {untaught:?}, with it {taught:?}"
+    );
+}
+
+#[test]
+fn a_teacher_must_read_the_students_inputs_and_have_a_weight_in_range() {
+    let student = tiny(1);
+    for w in [0.0, -0.5, 1.5, f32::NAN] {
+        let err = Teacher::new(tiny(2), w, &student).err().expect("refused");
+        assert!(err.to_string().contains("(0, 1]"), "{err}");
+    }
+    let moves = NetConfig {
+        move_features: true,
+        ..NetConfig::preset("tiny").unwrap()
+    };
+    let reader = Network::new_seeded(&moves, Variant::Kujifunza, Device::Cpu, 3).unwrap();
+    let err = Teacher::new(reader, 1.0, &student).err().expect("refused");
+    assert!(err.to_string().contains("student's features"), "{err}");
+    let other = Network::new_seeded(
+        &NetConfig::preset("tiny").unwrap(),
+        Variant::Kiswahili,
+        Device::Cpu,
+        3,
+    )
+    .unwrap();
+    assert!(Teacher::new(other, 1.0, &student).is_err());
+}
+
+fn write_shards(dir: &Path, samples: &[Sample]) {
+    let mut w = ShardWriter::new(dir, "sp", Variant::Kujifunza, 1, "test", 64).unwrap();
+    for s in samples {
+        w.push(s.clone()).unwrap();
+    }
+    w.finish().unwrap();
+}
+
+/// End to end: `bao learn --network ... --teacher ...` writes a fresh student of the stated
+/// architecture that plays with the teacher's search settings; bad requests are refused with
+/// the reason, and leave an existing checkpoint untouched.
+#[test]
+fn bao_learn_starts_a_student_of_the_stated_size_from_a_teacher() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    write_shards(&data, &wrong_samples(&positions(100)));
+    let mut teacher = tiny(1);
+    let search = SearchParams {
+        c_puct: 2.5,
+        ..SearchParams::default()
+    };
+    teacher.set_search_params(Some(search.clone()));
+    let teacher_path = tmp.path().join("teacher.safetensors");
+    teacher.save(&teacher_path, &Lineage::default()).unwrap();
+    let arch = tmp.path().join("student.toml");
+    std::fs::write(
+        &arch,
+        "blocks = 2\nchannels = 8\npolicy_channels = 2\nvalue_channels = 1\nvalue_hidden = 16\n",
+    )
+    .unwrap();
+    let student = tmp.path().join("student.safetensors");
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let (data, teacher_s, arch_s, student_s) = (s(&data), s(&teacher_path), s(&arch), s(&student));
+    let learn = |extra: &[&str]| {
+        let mut args = vec![
+            "learn", "--data", &data, "--model", &student_s, "--steps", "5",
+        ];
+        args.extend_from_slice(extra);
+        run_bao(&args)
+    };
+
+    let (ok, stdout, stderr) = learn(&["--network", &arch_s, "--teacher", &teacher_s]);
+    assert!(ok, "{stdout}\n{stderr}");
+    let net = Network::load(&student, Device::Cpu).unwrap();
+    assert_eq!(net.variant(), Variant::Kujifunza, "the teacher's variant");
+    assert_eq!((net.config().blocks, net.config().channels), (2, 8));
+    assert_eq!(net.search_params(), Some(&search));
+
+    let saved = std::fs::read(&student).unwrap();
+    for (extra, says) in [
+        (
+            vec!["--network", &arch_s, "--teacher", &teacher_s],
+            "exists",
+        ),
+        (
+            vec!["--teacher", &teacher_s, "--teacher-weight", "0"],
+            "(0, 1]",
+        ),
+        (vec!["--teacher", "missing.safetensors"], "--teacher"),
+    ] {
+        let (ok, _, stderr) = learn(&extra);
+        assert!(!ok && stderr.contains(says), "{extra:?}: {stderr}");
+        assert_eq!(std::fs::read(&student).unwrap(), saved, "{extra:?} left it");
+    }
+    let fresh = s(&tmp.path().join("fresh.safetensors"));
+    let (ok, _, stderr) = run_bao(&[
+        "learn",
+        "--data",
+        &data,
+        "--model",
+        &fresh,
+        "--network",
+        &arch_s,
+    ]);
+    assert!(!ok && stderr.contains("--variant"), "{stderr}");
+    let moves = tmp.path().join("moves.toml");
+    std::fs::write(
+        &moves,
+        "blocks = 1\nchannels = 8\npolicy_channels = 2\nvalue_channels = 1\nvalue_hidden = 16\nmove_features = true\n",
+    )
+    .unwrap();
+    let (ok, _, stderr) = run_bao(&[
+        "learn",
+        "--data",
+        &data,
+        "--model",
+        &fresh,
+        "--network",
+        &s(&moves),
+        "--teacher",
+        &teacher_s,
+    ]);
+    assert!(!ok && stderr.contains("student's features"), "{stderr}");
+    assert!(
+        !Path::new(&fresh).exists(),
+        "a refused student is not written"
+    );
+}
