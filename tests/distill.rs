@@ -216,6 +216,7 @@ fn bao_learn_starts_a_student_of_the_stated_size_from_a_teacher() {
     assert_eq!(net.variant(), Variant::Kujifunza, "the teacher's variant");
     assert_eq!((net.config().blocks, net.config().channels), (2, 8));
     assert_eq!(net.search_params(), Some(&search));
+    assert_eq!(net.lineage().parent.as_deref(), Some(teacher_s.as_str()));
 
     let saved = std::fs::read(&student).unwrap();
     for (extra, says) in [

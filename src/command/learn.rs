@@ -135,7 +135,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     .as_ref()
                     .and_then(|t| t.search_params().cloned()),
             );
-            Learner::new(net, config)?
+            let mut learner = Learner::new(net, config)?;
+            // Its lineage names the teacher: the checkpoint it learned from.
+            learner.set_lineage(0, args.teacher.as_ref().map(|t| t.display().to_string()));
+            learner
         }
         None => match Learner::resume(&model, device, config.clone()) {
             Ok(l) => l,
