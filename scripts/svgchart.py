@@ -2,7 +2,7 @@
 shared by the reports under scripts/ (the equal-time ladder, the ablations)."""
 import math
 
-COLOURS = ["#c0392b", "#2471a3", "#229954", "#af7ac5", "#d68910", "#566573", "#17a589"]
+COLOURS = ["#c0392b", "#2471a3", "#229954", "#af7ac5", "#d68910", "#566573", "#17a589", "#17202a", "#e84393"]
 
 
 def line_chart(title, x_label, y_label, series, log_x=False, x_ticks=None, y_step=100):

@@ -202,15 +202,13 @@ fn bao_learn_starts_a_student_of_the_stated_size_from_a_teacher() {
     let student = tmp.path().join("student.safetensors");
     let s = |p: &Path| p.to_str().unwrap().to_string();
     let (data, teacher_s, arch_s, student_s) = (s(&data), s(&teacher_path), s(&arch), s(&student));
-    let learn = |extra: &[&str]| {
-        let mut args = vec![
-            "learn", "--data", &data, "--model", &student_s, "--steps", "5",
-        ];
+    let learn = |model: &str, extra: &[&str]| {
+        let mut args = vec!["learn", "--data", &data, "--model", model, "--steps", "5"];
         args.extend_from_slice(extra);
         run_bao(&args)
     };
 
-    let (ok, stdout, stderr) = learn(&["--network", &arch_s, "--teacher", &teacher_s]);
+    let (ok, stdout, stderr) = learn(&student_s, &["--network", &arch_s, "--teacher", &teacher_s]);
     assert!(ok, "{stdout}\n{stderr}");
     let net = Network::load(&student, Device::Cpu).unwrap();
     assert_eq!(net.variant(), Variant::Kujifunza, "the teacher's variant");
@@ -230,20 +228,12 @@ fn bao_learn_starts_a_student_of_the_stated_size_from_a_teacher() {
         ),
         (vec!["--teacher", "missing.safetensors"], "--teacher"),
     ] {
-        let (ok, _, stderr) = learn(&extra);
+        let (ok, _, stderr) = learn(&student_s, &extra);
         assert!(!ok && stderr.contains(says), "{extra:?}: {stderr}");
         assert_eq!(std::fs::read(&student).unwrap(), saved, "{extra:?} left it");
     }
     let fresh = s(&tmp.path().join("fresh.safetensors"));
-    let (ok, _, stderr) = run_bao(&[
-        "learn",
-        "--data",
-        &data,
-        "--model",
-        &fresh,
-        "--network",
-        &arch_s,
-    ]);
+    let (ok, _, stderr) = learn(&fresh, &["--network", &arch_s]);
     assert!(!ok && stderr.contains("--variant"), "{stderr}");
     let moves = tmp.path().join("moves.toml");
     std::fs::write(
@@ -251,17 +241,7 @@ fn bao_learn_starts_a_student_of_the_stated_size_from_a_teacher() {
         "blocks = 1\nchannels = 8\npolicy_channels = 2\nvalue_channels = 1\nvalue_hidden = 16\nmove_features = true\n",
     )
     .unwrap();
-    let (ok, _, stderr) = run_bao(&[
-        "learn",
-        "--data",
-        &data,
-        "--model",
-        &fresh,
-        "--network",
-        &s(&moves),
-        "--teacher",
-        &teacher_s,
-    ]);
+    let (ok, _, stderr) = learn(&fresh, &["--network", &s(&moves), "--teacher", &teacher_s]);
     assert!(!ok && stderr.contains("student's features"), "{stderr}");
     assert!(
         !Path::new(&fresh).exists(),
