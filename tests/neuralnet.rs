@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use bao::game::features::{self, FEATURES};
 use bao::game::{Position, Variant, ACTIONS};
 use bao::neuralnet::{
-    CachedEvaluator, CheckpointMeta, DeviceChoice, Learner, Lineage, NetConfig, NetEvaluator,
-    Network, OptimizerConfig, OptimizerKind, Precision,
+    Backend, CachedEvaluator, CheckpointMeta, DeviceChoice, Learner, Lineage, NetConfig,
+    NetEvaluator, Network, OptimizerConfig, OptimizerKind, Precision,
 };
 use bao::search::{Evaluator, UniformEvaluator};
 use rand::rngs::StdRng;
@@ -660,4 +660,133 @@ fn bf16_inference_agrees_with_f32_and_the_copy_stays_inference_only() {
     assert!(err_text(copy.set_inference_precision(Precision::F32)).contains("load the checkpoint"));
     let err = err_text(Learner::new(copy, OptimizerConfig::default()));
     assert!(err.contains("cannot be trained"), "{err}");
+}
+
+/// The largest absolute difference between two equally long slices.
+fn max_diff(a: &[f32], b: &[f32]) -> f32 {
+    assert_eq!(a.len(), b.len());
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0f32, f32::max)
+}
+
+/// The Rust forward pass (`Backend::Native`, what a CPU search runs by default) is libtorch's
+/// inference pass: the same probabilities and values to f32 rounding, for every shape a config
+/// can give (blocks, channels, head sizes, each input encoding, auxiliary heads, which
+/// inference skips), with batch-norm statistics far from their initial identity (so folding
+/// them into the convolutions is checked), on real positions of both variants, with
+/// synthetic masks (an empty one included) as well. The shipped Kiswahili model is held to
+/// the same on real positions.
+#[test]
+fn native_forward_pass_matches_libtorch() {
+    let shapes = [
+        "preset = \"tiny\"\nblocks = 1\nchannels = 8",
+        "blocks = 2\nchannels = 24\npolicy_channels = 4\nvalue_channels = 2\nvalue_hidden = 48\nmove_features = true\nthreat_features = true",
+        "blocks = 3\nchannels = 5\npolicy_channels = 3\nvalue_channels = 1\nvalue_hidden = 7\nmove_features = true\naux_heads = true",
+        "preset = \"tiny\"\nblocks = 0\nchannels = 16",
+    ];
+    let mut rng = StdRng::seed_from_u64(31);
+    for (i, shape) in shapes.iter().enumerate() {
+        let cfg: NetConfig = toml::from_str(shape).unwrap_or_else(|e| panic!("{shape}: {e}"));
+        for variant in Variant::ALL {
+            let net = Network::new_seeded(&cfg, variant, Device::Cpu, 40 + i as u64).unwrap();
+            tch::no_grad(|| {
+                for (name, mut t) in net.var_store().variables() {
+                    if name.contains(".bn.") {
+                        let r = tch::Tensor::rand_like(&t);
+                        let v = if name.ends_with("running_var") {
+                            r * 2.0 + 0.1
+                        } else {
+                            r * 1.5 - 0.6
+                        };
+                        t.copy_(&v);
+                    }
+                }
+            });
+            let copy = net.duplicate(Device::Cpu).unwrap();
+            let mut torch = NetEvaluator::new(net).with_backend(Backend::Torch).unwrap();
+            let mut native = NetEvaluator::new(copy)
+                .with_backend(Backend::Native)
+                .unwrap();
+            assert_eq!(
+                (torch.backend(), native.backend()),
+                (Backend::Torch, Backend::Native)
+            );
+            let mut positions = vec![Position::start(variant)];
+            let mut pos = positions[0];
+            while positions.len() < 24 {
+                let moves = pos.legal_moves();
+                match moves
+                    .as_slice()
+                    .get(rng.random_range(0..moves.len().max(1)))
+                {
+                    Some(m) => match m.after {
+                        bao::game::After::Position(p) => pos = p,
+                        bao::game::After::Won(_) => pos = Position::start(variant),
+                    },
+                    None => pos = Position::start(variant),
+                }
+                positions.push(pos);
+            }
+            let mut b = real_batch(positions);
+            let (p_torch, v_torch) = evaluate(&mut torch, &b);
+            let (p_native, v_native) = evaluate(&mut native, &b);
+            let what = format!("{shape:?} {variant}");
+            assert!(
+                max_diff(&v_torch, &v_native) < 1e-5,
+                "{what}: {v_torch:?} {v_native:?}"
+            );
+            assert!(max_diff(&p_torch, &p_native) < 1e-5, "{what}");
+            assert!(
+                v_native.iter().any(|v| v.abs() > 0.01),
+                "{what}: values all near 0"
+            );
+            b.masks[1] = 0;
+            b.masks[2] = 1 << 63 | 1;
+            let (p_torch, _) = evaluate(&mut torch, &b);
+            let (p_native, _) = evaluate(&mut native, &b);
+            assert!(
+                max_diff(&p_torch, &p_native) < 1e-5,
+                "{what}, synthetic masks"
+            );
+            assert!(p_native[ACTIONS..2 * ACTIONS].iter().all(|&p| p == 0.0));
+            // One position alone judges as it does inside the batch.
+            let one = real_batch(b.positions[5..6].to_vec());
+            let (p_one, v_one) = evaluate(&mut native, &one);
+            assert!(
+                max_diff(&v_one, &v_native[5..6]) < 1e-6,
+                "{what}: batch of one"
+            );
+            assert!(max_diff(&p_one, &p_torch[5 * ACTIONS..6 * ACTIONS]) < 1e-5);
+        }
+    }
+
+    let model = Path::new("models/kiswahili.safetensors");
+    let b = real_batch((0..32).map(|i| random_position(&mut rng, 2 * i)).collect());
+    let torch = NetEvaluator::load(model, DeviceChoice::Cpu).unwrap();
+    let torch = torch.with_backend(Backend::Torch).unwrap();
+    let (p_torch, v_torch) = evaluate(&mut { torch }, &b);
+    let mut native = NetEvaluator::load(model, DeviceChoice::Cpu).unwrap();
+    // By default the Rust pass judges a search's batches, libtorch the largest ones.
+    assert_eq!(native.backend(), Backend::Auto);
+    assert_eq!(native.backend_for(b.masks.len()), Backend::Native);
+    assert_eq!(native.backend_for(1 << 20), Backend::Torch);
+    assert!(native.name().contains("native"), "{}", native.name());
+    let (p_native, v_native) = evaluate(&mut native, &b);
+    assert!(max_diff(&v_torch, &v_native) < 1e-5);
+    assert!(max_diff(&p_torch, &p_native) < 1e-5);
+}
+
+/// The native backend is for f32 on the CPU: asked for a bf16 copy it refuses, and converting
+/// an evaluator to bf16 hands its pass back to libtorch.
+#[test]
+fn native_backend_is_f32_only() {
+    let bf16 = NetEvaluator::new(tiny(Variant::Kujifunza, 3))
+        .with_precision(Precision::Bf16)
+        .unwrap();
+    assert_eq!(bf16.backend(), Backend::Torch);
+    assert!(err_text(bf16.with_backend(Backend::Native)).contains("f32"));
+    assert_eq!("native".parse::<Backend>(), Ok(Backend::Native));
+    assert!("onnx".parse::<Backend>().unwrap_err().contains("`torch`"));
 }

@@ -2,25 +2,139 @@
 
 use std::path::Path;
 
+use super::native::NativeNet;
 use super::network::Network;
 use super::{DeviceChoice, Precision};
 use crate::game::{Position, Variant, ACTIONS};
 use crate::search::Evaluator;
 
+/// Which code runs a [`NetEvaluator`]'s forward pass. The two agree to f32 rounding
+/// (`tests/neuralnet.rs`); they differ in speed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Backend {
+    /// Per call, the one that is faster for it: the Rust pass for an f32 network on the CPU
+    /// when the call's work is at most [`AUTO_NATIVE_MAX_FLOPS`], libtorch otherwise (on a GPU,
+    /// in bf16, and for large batches of large networks, where its kernels overtake Rust's).
+    #[default]
+    Auto,
+    /// libtorch (`tch`), on any device and precision.
+    Torch,
+    /// The Rust pass of [`super::native`] for every call: CPU and f32 only.
+    Native,
+}
+
+/// The most work (FLOPs, as [`super::flops_per_position`] counts them, times the batch) that
+/// [`Backend::Auto`] gives the Rust pass in one call. The Rust pass's speed is flat in the
+/// batch size while libtorch's grows with it, so the crossover batch shrinks as the network
+/// grows; measured with `bao bench net` (one thread, AVX-512): 6x64 about 10 positions, 4x48
+/// between 8 and 64, 2x32 about 128, 2x24 and smaller past 256, i.e. near 3e8 FLOPs a call.
+/// A single game's search (8 leaves a call) runs the Rust pass for every network up to 6x64.
+pub const AUTO_NATIVE_MAX_FLOPS: f64 = 3e8;
+
+impl std::str::FromStr for Backend {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Backend, String> {
+        match s {
+            "auto" => Ok(Backend::Auto),
+            "torch" => Ok(Backend::Torch),
+            "native" => Ok(Backend::Native),
+            _ => Err(format!(
+                "unknown backend `{s}` (expected `auto`, `torch` or `native`)"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Backend::Auto => "auto",
+            Backend::Torch => "torch",
+            Backend::Native => "native",
+        })
+    }
+}
+
 /// A [`Network`] judging batches for search: evaluation mode (batch norm on running
-/// statistics), no gradients, one forward pass per batch, results copied off the device once.
-/// It encodes each batch into one reused input buffer.
+/// statistics), no gradients, one forward pass per batch. It encodes each batch into one reused
+/// input buffer; the pass runs in libtorch or in Rust ([`Backend`]).
 #[derive(Debug)]
 pub struct NetEvaluator {
     net: Network,
     features: Vec<f32>,
+    /// The Rust pass, where it may run (a copy of `net`'s weights: `net` is never changed
+    /// behind it, as this type gives out no mutable access to it).
+    native: Option<NativeNet>,
+    /// The largest batch the Rust pass judges; libtorch judges larger ones.
+    native_max_batch: usize,
 }
 
 impl NetEvaluator {
+    /// `net` judging on the [`Backend::Auto`] backend.
     pub fn new(net: Network) -> NetEvaluator {
-        NetEvaluator {
+        let mut evaluator = NetEvaluator {
             net,
             features: Vec::new(),
+            native: None,
+            native_max_batch: 0,
+        };
+        evaluator.set_auto();
+        evaluator
+    }
+
+    /// [`Backend::Auto`]: the Rust pass for calls up to [`AUTO_NATIVE_MAX_FLOPS`] of work,
+    /// where the network is f32 on the CPU.
+    fn set_auto(&mut self) {
+        let net = &self.net;
+        self.native = None;
+        if net.device() != tch::Device::Cpu || net.precision() != Precision::F32 {
+            return;
+        }
+        match NativeNet::new(net) {
+            Ok(native) => {
+                let flops = super::flops_per_position(net.config());
+                self.native_max_batch = ((AUTO_NATIVE_MAX_FLOPS / flops) as usize).max(1);
+                self.native = Some(native);
+            }
+            Err(e) => tracing::warn!("libtorch judges instead of the Rust pass: {e:#}"),
+        }
+    }
+
+    /// This evaluator on `backend`; [`Backend::Native`] fails for a network on a GPU or in
+    /// another precision than f32.
+    pub fn with_backend(mut self, backend: Backend) -> anyhow::Result<NetEvaluator> {
+        match backend {
+            Backend::Auto => self.set_auto(),
+            Backend::Torch => self.native = None,
+            Backend::Native => {
+                anyhow::ensure!(
+                    self.net.device() == tch::Device::Cpu,
+                    "the native backend runs on the CPU; this network is on {:?}",
+                    self.net.device()
+                );
+                self.native = Some(NativeNet::new(&self.net)?);
+                self.native_max_batch = usize::MAX;
+            }
+        }
+        Ok(self)
+    }
+
+    /// The backend this evaluator was set to, as it resolved: [`Backend::Torch`] where only
+    /// libtorch runs (a GPU, bf16, or asked for), [`Backend::Native`] where only Rust does.
+    pub fn backend(&self) -> Backend {
+        match (&self.native, self.native_max_batch) {
+            (None, _) => Backend::Torch,
+            (Some(_), usize::MAX) => Backend::Native,
+            (Some(_), _) => Backend::Auto,
+        }
+    }
+
+    /// The pass that judges a batch of `n` positions: [`Backend::Torch`] or [`Backend::Native`].
+    pub fn backend_for(&self, n: usize) -> Backend {
+        if self.native.is_some() && n <= self.native_max_batch {
+            Backend::Native
+        } else {
+            Backend::Torch
         }
     }
 
@@ -43,9 +157,12 @@ impl NetEvaluator {
     }
 
     /// This evaluator judging in `precision` (see [`Precision`]; its network becomes an
-    /// inference-only copy).
+    /// inference-only copy). Only libtorch judges in bf16.
     pub fn with_precision(mut self, precision: Precision) -> anyhow::Result<NetEvaluator> {
         self.net.set_inference_precision(precision)?;
+        if precision != Precision::F32 {
+            self.native = None;
+        }
         Ok(self)
     }
 
@@ -72,6 +189,9 @@ impl Evaluator for NetEvaluator {
             encoding.encode(pos, f);
         }
         super::flush_denormals();
+        if let Some(native) = self.native.as_mut().filter(|_| n <= self.native_max_batch) {
+            return native.forward(&self.features, masks, policy, values);
+        }
         let out = self.net.infer(&self.features, masks)?;
         for ((row, p), v) in out
             .chunks_exact(ACTIONS + 1)
@@ -90,8 +210,13 @@ impl Evaluator for NetEvaluator {
             Precision::F32 => String::new(),
             p => format!(" {p}"),
         };
+        let backend = match self.backend() {
+            Backend::Native => " (native)".to_string(),
+            Backend::Auto => format!(" (native to {} positions)", self.native_max_batch),
+            Backend::Torch => String::new(),
+        };
         format!(
-            "net {} {}{precision} step {}",
+            "net {} {}{precision} step {}{backend}",
             self.net.variant(),
             self.net.config().short_name(),
             l.step

@@ -4,7 +4,8 @@
 //! - [`Network`]: model + weights for one variant; checkpoints `NAME.safetensors` + `NAME.json`
 //!   ([`CheckpointMeta`], readable alone);
 //! - [`NetEvaluator`]: the network behind [`crate::search::Evaluator`], in f32 or bf16
-//!   ([`Precision`]); [`CachedEvaluator`] puts a position cache in front of any evaluator;
+//!   ([`Precision`]), its forward pass in libtorch or in Rust ([`Backend`], [`native`]);
+//!   [`CachedEvaluator`] puts a position cache in front of any evaluator;
 //! - [`Learner`]: network + optimizer, one `train_step` per batch, exact resume;
 //! - [`export_torchscript`]: a traced TorchScript file for Python / C++.
 //!
@@ -17,6 +18,7 @@ pub mod evaluator;
 pub mod export;
 pub mod learner;
 pub mod model;
+pub mod native;
 pub mod network;
 pub mod precision;
 
@@ -24,7 +26,7 @@ use std::str::FromStr;
 
 pub use checkpoint::{CheckpointMeta, Lineage};
 pub use config::{NetConfig, PRESETS};
-pub use evaluator::{CachedEvaluator, NetEvaluator};
+pub use evaluator::{Backend, CachedEvaluator, NetEvaluator};
 pub use export::export_torchscript;
 pub use learner::{AuxTargets, Learner, Losses, OptimizerConfig, OptimizerKind};
 pub use model::flops_per_position;

@@ -6,7 +6,8 @@
 //! reference is the measured throughput of a large f32 matmul on the same device with the same
 //! thread settings: the fraction of it a forward pass reaches says how much is left to gain.
 //! `--precision f32,bf16` measures each in both number formats (see `neuralnet::Precision`;
-//! the % of the f32 peak can pass 100 in bf16).
+//! the % of the f32 peak can pass 100 in bf16); `--backends torch,native` each forward pass
+//! (see `neuralnet::Backend`; the native one only in f32 on the CPU, other pairs are skipped).
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -14,7 +15,7 @@ use std::time::{Duration, Instant};
 use tch::{Device, Kind, Tensor};
 
 use crate::game::{Variant, ACTIONS};
-use crate::neuralnet::{self, DeviceChoice, NetConfig, NetEvaluator, Network, Precision};
+use crate::neuralnet::{self, Backend, DeviceChoice, NetConfig, NetEvaluator, Network, Precision};
 use crate::search::Evaluator;
 
 #[derive(Debug, clap::Args)]
@@ -35,6 +36,9 @@ pub struct Args {
     /// Number formats to measure each network in (comma-separated: f32, bf16).
     #[arg(long, value_delimiter = ',', default_value = "f32")]
     pub precision: Vec<Precision>,
+    /// Forward passes to measure (comma-separated: torch, native).
+    #[arg(long, value_delimiter = ',', default_value = "torch,native")]
+    pub backends: Vec<Backend>,
     /// Device: cpu, cuda or auto.
     #[arg(long, default_value = "auto")]
     pub device: DeviceChoice,
@@ -77,29 +81,52 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let peak = matmul_peak(device, budget)?;
     println!("matmul peak (f32 1024x1024 mm, same threads): {peak:.1} GFLOP/s\n");
     println!(
-        "{:<10} {:>7} {:>5} {:>9} {:>6} {:>12} {:>10} {:>9} {:>7}",
-        "net", "size", "prec", "MFLOP/pos", "batch", "positions/s", "ms/batch", "GFLOP/s", "% peak"
+        "{:<10} {:>7} {:>5} {:>7} {:>9} {:>6} {:>12} {:>10} {:>9} {:>7}",
+        "net",
+        "size",
+        "prec",
+        "backend",
+        "MFLOP/pos",
+        "batch",
+        "positions/s",
+        "ms/batch",
+        "GFLOP/s",
+        "% peak"
     );
 
-    let steps = (nets.len() * args.precision.len() * args.batches.len()) as u64;
+    let runs = nets.len() * args.precision.len() * args.backends.len() * args.batches.len();
+    let steps = runs as u64;
     let bar = crate::program::progress::bar(steps, "runs", true);
     for (name, cfg) in &nets {
         let flops = neuralnet::flops_per_position(cfg);
-        for &precision in &args.precision {
+        for (&precision, &backend) in args
+            .precision
+            .iter()
+            .flat_map(|p| args.backends.iter().map(move |b| (p, b)))
+        {
             let net = Network::new_seeded(cfg, Variant::Kiswahili, device, 0)?;
-            let mut eval = NetEvaluator::new(net).with_precision(precision)?;
+            let eval = NetEvaluator::new(net).with_precision(precision)?;
+            let mut eval = match eval.with_backend(backend) {
+                Ok(eval) => eval,
+                Err(e) => {
+                    bar.suspend(|| println!("{name} {precision} {backend}: skipped ({e:#})"));
+                    bar.inc(args.batches.len() as u64);
+                    continue;
+                }
+            };
             for &batch in &args.batches {
-                bar.set_message(format!("{name} {precision} batch {batch}"));
+                bar.set_message(format!("{name} {precision} {backend} batch {batch}"));
                 let (rate, per_batch) = measure(&mut eval, batch, budget)?;
                 let gflops = rate * flops / 1e9;
                 // `suspend`, not `println`: the rows must reach stdout even when it is no
                 // terminal.
                 bar.suspend(|| {
                     println!(
-                        "{:<10} {:>7} {:>5} {:>9.2} {:>6} {:>12.0} {:>10.3} {:>9.1} {:>6.1}%",
+                        "{:<10} {:>7} {:>5} {:>7} {:>9.2} {:>6} {:>12.0} {:>10.3} {:>9.1} {:>6.1}%",
                         name,
                         cfg.short_name(),
                         precision,
+                        eval.backend(),
                         flops / 1e6,
                         batch,
                         rate,

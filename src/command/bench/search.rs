@@ -12,7 +12,7 @@ use std::time::Instant;
 use anyhow::Context;
 
 use crate::game::Variant;
-use crate::neuralnet::{DeviceChoice, NetEvaluator, Precision};
+use crate::neuralnet::{Backend, DeviceChoice, NetEvaluator, Precision};
 use crate::program::selfplay::{run_selfplay, SelfplayRunConfig};
 use crate::search::{Evaluator, Mcts, SearchParams, UniformEvaluator};
 
@@ -50,6 +50,9 @@ pub struct Args {
     /// Number formats to measure each network in (comma-separated: f32, bf16).
     #[arg(long, value_delimiter = ',', default_value = "f32")]
     pub precision: Vec<Precision>,
+    /// Forward passes to measure each network with (comma-separated: auto, torch, native).
+    #[arg(long, value_delimiter = ',', default_value = "auto")]
+    pub backends: Vec<Backend>,
     /// Also measure lockstep self-play (the first figures) with each of `--models`, as a run's
     /// self-play plays with its network.
     #[arg(long)]
@@ -78,9 +81,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     for preset in &args.presets {
         let config = crate::neuralnet::NetConfig::preset(preset)?;
         let device = DeviceChoice::Auto.resolve()?;
-        for &precision in &args.precision {
+        for (precision, backend) in variants(&args) {
             let net = crate::neuralnet::Network::new(&config, args.variant, device)?;
-            let mut net = NetEvaluator::new(net).with_precision(precision)?;
+            let net = NetEvaluator::new(net).with_precision(precision)?;
+            let mut net = net.with_backend(backend)?;
             pool.install(|| measure(&args, threads, &mut net))?;
         }
     }
@@ -96,10 +100,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         args.models.clone()
     };
     for path in &models {
-        for &precision in &args.precision {
+        for (precision, backend) in variants(&args) {
             let mut net = NetEvaluator::load_for(path, args.variant, DeviceChoice::Auto)
                 .with_context(|| format!("cannot load {}", path.display()))?
-                .with_precision(precision)?;
+                .with_precision(precision)?
+                .with_backend(backend)?;
             if args.models_selfplay {
                 pool.install(|| measure(&args, threads, &mut net))?;
             }
@@ -107,6 +112,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Every (precision, backend) pair the arguments ask for.
+fn variants(args: &Args) -> Vec<(Precision, Backend)> {
+    let backends = &args.backends;
+    args.precision
+        .iter()
+        .flat_map(|&p| backends.iter().map(move |&b| (p, b)))
+        .collect()
 }
 
 fn measure(args: &Args, threads: usize, evaluator: &mut dyn Evaluator) -> anyhow::Result<()> {

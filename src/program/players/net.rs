@@ -93,7 +93,8 @@ fn load_evaluator(
     crate::neuralnet::configure_threads(None);
     let device = params.device.unwrap_or_default();
     let net = crate::neuralnet::NetEvaluator::load_for(&params.path, variant, device)?
-        .with_precision(params.precision.unwrap_or_default())?;
+        .with_precision(params.precision.unwrap_or_default())?
+        .with_backend(params.backend.unwrap_or_default())?;
     let search = net.network().search_params().cloned();
     Ok((Box::new(net), search))
 }

@@ -5,7 +5,7 @@
 //! greedy[:seed=N]
 //! alphabeta[:depth=D][:ms=MS][:tt=MB]        depth mode, time mode, or both (first limit wins)
 //! mcts[:sims=N][:ms=MS][:c=C][:seed=N]       UCT with random rollouts, no network
-//! net:PATH[:sims=N][:ms=MS][:KEY=VALUE...][:device=D][:precision=P][:seed=N][:prove=F[:guard=M]][:leaf_ab=D[:leaf_ab_weight=W]]
+//! net:PATH[:sims=N][:ms=MS][:KEY=VALUE...][:device=D][:precision=P][:backend=B][:seed=N][:prove=F[:guard=M]][:leaf_ab=D[:leaf_ab_weight=W]]
 //!                                            sims=0 plays the raw policy
 //! ext:"COMMAND LINE"[:name=NAME][:sims=N][:depth=D][:ms=MS]   an engine speaking `bao engine`'s protocol
 //! ```
@@ -18,7 +18,8 @@
 //! a config is, and applied over the settings the checkpoint was trained with. So a search
 //! experiment is a list of specs that differ in one option. `device=cuda:N` names a GPU (the
 //! `:N` stays with the device); `precision=bf16` judges positions in bf16 (see
-//! [`crate::neuralnet::Precision`]).
+//! [`crate::neuralnet::Precision`]); `backend=torch` runs the forward pass in libtorch where
+//! the Rust one would run by default (see [`crate::neuralnet::Backend`]).
 //!
 //! Options are `key=value` segments after `:`; a spec's [`Display`](std::fmt::Display) is its
 //! canonical text (options in a fixed order), which is also the player's name in tables.
@@ -28,7 +29,7 @@ use std::path::PathBuf;
 use std::str::FromStr;
 
 use super::leaf_ab::LeafAlphaBeta;
-use crate::neuralnet::{DeviceChoice, Precision};
+use crate::neuralnet::{Backend, DeviceChoice, Precision};
 use crate::search::SearchParams;
 
 /// Why a spec was refused; the message names the part that is wrong.
@@ -105,6 +106,8 @@ pub struct NetParams {
     pub device: Option<DeviceChoice>,
     /// The number format the network judges positions in (f32 when absent).
     pub precision: Option<Precision>,
+    /// The code that runs the forward pass (`auto` when absent).
+    pub backend: Option<Backend>,
     pub seed: Option<u64>,
     /// `prove=F`: the share (0 < F < 1) of a timed move's budget given first to an alpha-beta
     /// proof; a proven win is played at once, otherwise the network searches the rest. Where
@@ -246,6 +249,7 @@ impl FromStr for PlayerSpec {
                         "ms" => p.ms = Some(positive(k, v, &fail)?),
                         "device" => p.device = Some(v.parse().map_err(|e: String| fail(e))?),
                         "precision" => p.precision = Some(v.parse().map_err(|e: String| fail(e))?),
+                        "backend" => p.backend = Some(v.parse().map_err(|e: String| fail(e))?),
                         "seed" => p.seed = Some(number(k, v, &fail)?),
                         "prove" => p.prove = Some(share(k, v, &fail)?),
                         "guard" => p.guard = Some(positive(k, v, &fail)?),
@@ -265,7 +269,7 @@ impl FromStr for PlayerSpec {
                 // before any game is played.
                 SearchParams::default()
                     .with_overrides(p.search.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-                    .map_err(|e| fail(format!("{e:#} (net: options are sims, ms, device, precision, seed, prove, guard, leaf_ab, leaf_ab_weight and [search] keys)")))?;
+                    .map_err(|e| fail(format!("{e:#} (net: options are sims, ms, device, precision, backend, seed, prove, guard, leaf_ab, leaf_ab_weight and [search] keys)")))?;
                 let mut keys: Vec<&str> = p.search.iter().map(|(k, _)| k.as_str()).collect();
                 keys.sort_unstable();
                 if let Some(w) = keys.windows(2).find(|w| w[0] == w[1]) {
@@ -490,6 +494,7 @@ impl fmt::Display for PlayerSpec {
                 }
                 opt(f, "device", &p.device)?;
                 opt(f, "precision", &p.precision)?;
+                opt(f, "backend", &p.backend)?;
                 opt(f, "seed", &p.seed)?;
                 opt(f, "prove", &p.prove)?;
                 opt(f, "guard", &p.guard)?;
@@ -562,6 +567,7 @@ mod tests {
             "net:models/k.safetensors:ms=200:c_puct=2.5:algorithm=gumbel",
             "net:models/k.safetensors:sims=800:ms=50:leaves_per_step=16:device=cuda:1:seed=3",
             "net:models/k.safetensors:ms=200:leaves_per_step=16:device=cuda:1:precision=bf16",
+            "net:models/k.safetensors:ms=200:device=cpu:backend=torch",
             "mcts:ms=20",
             "ext:\"bao engine greedy\"",
             "ext:\"bao engine alphabeta:depth=2\":name=ab2:ms=100",
@@ -637,6 +643,11 @@ mod tests {
         };
         assert_eq!(n.precision, Some(Precision::Bf16));
         assert!(err("net:m.safetensors:precision=fp16").contains("unknown precision `fp16`"));
+        let PlayerSpec::Net(n) = p("net:m.safetensors:backend=native") else {
+            panic!()
+        };
+        assert_eq!(n.backend, Some(Backend::Native));
+        assert!(err("net:m.safetensors:backend=onnx").contains("unknown backend `onnx`"));
     }
 
     #[test]
