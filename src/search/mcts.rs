@@ -24,7 +24,7 @@ pub struct SearchStats {
     pub batch_fill: f32,
     /// Time on the search's clock.
     pub elapsed: Duration,
-    /// Whether the kept tree was reused (its root was this position or one of its children).
+    /// Whether the kept tree was reused (this position was its root, a child or a grandchild).
     pub reused: bool,
 }
 
@@ -239,8 +239,10 @@ impl Mcts {
         self.stats
     }
 
-    /// Brings the kept tree's root to `pos` when `pos` is its root or one of its children (the
-    /// opponent's reply to our last move); false when there is no such tree.
+    /// Brings the kept tree's root to `pos` when `pos` is its root, a child (the opponent's
+    /// reply after [`Self::advance`] along our move) or a grandchild (our move and the reply,
+    /// for a caller that keeps the whole tree until its next search); false when there is no
+    /// such tree.
     fn reroot(&mut self, pos: &Position) -> bool {
         if !self.params.reuse_tree {
             return false;
@@ -248,12 +250,7 @@ impl Mcts {
         let Some(tree) = self.tree.as_mut() else {
             return false;
         };
-        if tree.root_position() != pos {
-            if let Some(mv) = tree.move_to(pos) {
-                tree.advance(mv, None);
-            }
-        }
-        tree.root_position() == pos
+        tree.advance_to(pos)
     }
 
     /// The game went from `pos` by `mv` without this search choosing it (a move proven by

@@ -333,7 +333,6 @@ impl Player for SearchPlayer {
                     root.best.notation(pos.to_move()),
                     chosen.notation(pos.to_move())
                 );
-                self.mcts.advance(root.best.mv);
                 let mut vetoed = super::alphabeta::chosen_move(pos, &root);
                 // Cost tables count a network player's simulations a move, not the guard's
                 // alpha-beta nodes (its depth would read as the player's, too).
@@ -342,8 +341,9 @@ impl Player for SearchPlayer {
                 return Ok(vetoed);
             }
         }
-        // Keep the subtree of our move: the opponent's reply is one of its children.
-        self.mcts.advance(best);
+        // The tree stays whole until the next search, which keeps the subtree of our move and
+        // the opponent's reply (`Mcts::search_until`): moving it now would copy most of the
+        // tree after the search has spent its time, past the move's budget.
         let mover = pos.to_move();
         let mut children = result.children.clone();
         children.sort_by_key(|c| std::cmp::Reverse(c.visits));

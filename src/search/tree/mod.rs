@@ -46,6 +46,8 @@ struct PendingLeaf {
 #[derive(Clone, Debug)]
 pub struct Tree {
     nodes: Vec<Node>,
+    /// The other arena of tree reuse (see `reuse.rs`): empty, with the capacity it had.
+    spare: Vec<Node>,
     pending: Vec<PendingLeaf>,
     noise: bool,
     root_prepared: bool,
@@ -69,6 +71,7 @@ impl Tree {
         nodes.push(Node::new(pos, NONE, 0, pos.to_move().opponent()));
         Tree {
             nodes,
+            spare: Vec::new(),
             pending: Vec::new(),
             noise: false,
             root_prepared: false,
@@ -278,7 +281,7 @@ impl Tree {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::game::{After, Variant};
+    use crate::game::{After, Move, Variant};
     use rand::SeedableRng;
 
     /// Runs the search to its end under uniform priors, every leaf valued by `value`.
@@ -388,6 +391,67 @@ mod tests {
             tree.nodes[ROOT as usize].parent, NONE,
             "the new root has no parent"
         );
+    }
+
+    /// A player keeps its whole tree until its next search; `advance_to` then finds the
+    /// position after our move and the reply two plies down and keeps exactly that subtree
+    /// (the same visits, values and shape as two `advance` calls give), in the arena the last
+    /// move left spare.
+    #[test]
+    fn advance_to_keeps_a_grandchilds_subtree_as_two_advances_do() {
+        let params = SearchParams::default();
+        let start = Position::start(Variant::Kiswahili);
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(2);
+        let mut tree = Tree::new(start);
+        tree.begin(&params, 3000, false, &mut rng);
+        run_valued(&mut tree, &params, 8, |p| {
+            (p.hash64() % 200) as f32 / 100.0 - 1.0
+        });
+        let (ours, reply, grandchild) = {
+            let root = &tree.nodes[ROOT as usize];
+            let c = root
+                .children()
+                .max_by_key(|&c| tree.nodes[c].visits)
+                .unwrap();
+            let g = tree.nodes[c]
+                .children()
+                .filter(|&g| tree.nodes[g].state != State::Terminal)
+                .max_by_key(|&g| tree.nodes[g].visits)
+                .unwrap();
+            let mv = |n: usize| Move::from_action(tree.nodes[n].action as usize).unwrap();
+            (mv(c), mv(g), tree.nodes[g].pos)
+        };
+        let mut stepwise = tree.clone();
+        assert!(stepwise.advance(ours, None) && stepwise.advance(reply, None));
+        let capacity = tree.nodes.capacity();
+        assert!(tree.advance_to(&grandchild));
+        assert_eq!(tree.root_position(), &grandchild);
+        assert!(
+            tree.nodes[ROOT as usize].visits > 10,
+            "a real subtree was kept"
+        );
+        let shape = |t: &Tree| {
+            t.nodes
+                .iter()
+                .map(|n| {
+                    (
+                        n.pos.hash64(),
+                        n.visits,
+                        n.w.to_bits(),
+                        n.parent,
+                        n.first_child,
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(shape(&tree), shape(&stepwise));
+        assert_eq!(
+            tree.spare.capacity(),
+            capacity,
+            "the old arena is kept for the next move"
+        );
+        assert!(tree.advance_to(&grandchild), "already the root");
+        assert!(!tree.advance_to(&start), "not below the root");
     }
 
     #[test]
