@@ -3,7 +3,8 @@
 ladder.svg: for each variant and time per move, the network's score and Elo against
 alpha-beta at the same time, with 95% intervals and what each side spent per move. A point's
 folder is MODEL-Tms: MODEL is the variant for its shipped model (`kiswahili-200ms`), or the
-variant and a name for a model shipped before it (`kiswahili-original-200ms`), kept as its
+variant and a name for a model shipped before it (`kiswahili-original-200ms`,
+`kiswahili-4x48-200ms`: letters and digits), kept as its
 own line.
 
 Usage: scripts/ladder_report.py docs/ladder
@@ -19,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from svgchart import line_chart  # noqa: E402
 
 
-POINT_DIR = re.compile(r"([a-z]+(?:-[a-z]+)?)-(\d+)ms")
+POINT_DIR = re.compile(r"([a-z]+(?:-[a-z0-9]+)?)-(\d+)ms")
 
 
 def point(path):
