@@ -5,7 +5,7 @@
 use bao::dataio::records::read_records;
 use bao::dataio::shard::{decode_shard, encode_shard, list_shards, read_shard, Sample};
 use bao::game::{After, Position, Side, Variant, ACTIONS, TOTAL_SEEDS};
-use bao::neuralnet::{AuxTargets, Learner, NetConfig, Network, OptimizerConfig};
+use bao::neuralnet::{AuxTargets, Backend, Learner, NetConfig, Network, OptimizerConfig};
 use bao::program::selfplay::{run_selfplay, SelfplayRunConfig};
 use bao::search::UniformEvaluator;
 use rand::rngs::SmallRng;
@@ -420,15 +420,31 @@ fn trains_evaluates_and_round_trips(
     let loaded = Network::load(&path, tch::Device::Cpu).unwrap();
     assert_eq!(loaded.encoding(), encoding);
     let direct = loaded.infer(&features, &masks).unwrap();
+    // The evaluator encodes positions as the network reads them: libtorch's pass gives exactly
+    // the direct inference, the Rust pass the same to f32 rounding.
     let mut ev = bao::neuralnet::NetEvaluator::new(loaded);
-    let (mut p, mut v) = (vec![0.0; n * ACTIONS], vec![0.0; n]);
-    ev.evaluate(&positions, &masks, &mut p, &mut v).unwrap();
-    for i in 0..n {
-        assert_eq!(
-            &p[i * ACTIONS..(i + 1) * ACTIONS],
-            &direct[i * (ACTIONS + 1)..i * (ACTIONS + 1) + ACTIONS]
-        );
-        assert_eq!(v[i], direct[i * (ACTIONS + 1) + ACTIONS]);
+    for backend in [Backend::Torch, Backend::Native] {
+        ev = ev.with_backend(backend).unwrap();
+        let (mut p, mut v) = (vec![0.0; n * ACTIONS], vec![0.0; n]);
+        ev.evaluate(&positions, &masks, &mut p, &mut v).unwrap();
+        let tolerance = if backend == Backend::Torch { 0.0 } else { 1e-5 };
+        for i in 0..n {
+            let row = &direct[i * (ACTIONS + 1)..(i + 1) * (ACTIONS + 1)];
+            for (a, (x, y)) in p[i * ACTIONS..(i + 1) * ACTIONS]
+                .iter()
+                .zip(row)
+                .enumerate()
+            {
+                assert!(
+                    (x - y).abs() <= tolerance,
+                    "{backend} position {i} action {a}"
+                );
+            }
+            assert!(
+                (v[i] - row[ACTIONS]).abs() <= tolerance,
+                "{backend} value {i}"
+            );
+        }
     }
 
     let sidecar = path.with_extension("json");

@@ -210,13 +210,14 @@ impl Evaluator for NetEvaluator {
             Precision::F32 => String::new(),
             p => format!(" {p}"),
         };
+        // The backend before the step: records and tests read the name's end as the step.
         let backend = match self.backend() {
-            Backend::Native => " (native)".to_string(),
-            Backend::Auto => format!(" (native to {} positions)", self.native_max_batch),
+            Backend::Native => " native".to_string(),
+            Backend::Auto => format!(" native<={}", self.native_max_batch),
             Backend::Torch => String::new(),
         };
         format!(
-            "net {} {}{precision} step {}{backend}",
+            "net {} {}{precision}{backend} step {}",
             self.net.variant(),
             self.net.config().short_name(),
             l.step
