@@ -237,7 +237,7 @@ impl NativeNet {
         let n = masks.len();
         let per = self.planes * CELLS;
         anyhow::ensure!(
-            features.len() == n * self.planes * CELLS
+            features.len() == n * per
                 && policy.len() == n * ACTIONS
                 && values.len() == n,
             "forward pass buffers: {} features, {} policy, {} values for {n} positions of {} planes",

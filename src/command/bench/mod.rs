@@ -35,3 +35,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Bench::Players(a) => players::run(a),
     }
 }
+
+/// Every (precision, backend) pair a benchmark's `--precision` and `--backends` ask for, in
+/// that order.
+fn pass_variants(
+    precisions: &[crate::neuralnet::Precision],
+    backends: &[crate::neuralnet::Backend],
+) -> Vec<(crate::neuralnet::Precision, crate::neuralnet::Backend)> {
+    precisions
+        .iter()
+        .flat_map(|&p| backends.iter().map(move |&b| (p, b)))
+        .collect()
+}

@@ -94,16 +94,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         "% peak"
     );
 
-    let runs = nets.len() * args.precision.len() * args.backends.len() * args.batches.len();
-    let steps = runs as u64;
+    let steps =
+        (nets.len() * args.precision.len() * args.backends.len() * args.batches.len()) as u64;
     let bar = crate::program::progress::bar(steps, "runs", true);
     for (name, cfg) in &nets {
         let flops = neuralnet::flops_per_position(cfg);
-        for (&precision, &backend) in args
-            .precision
-            .iter()
-            .flat_map(|p| args.backends.iter().map(move |b| (p, b)))
-        {
+        for (precision, backend) in super::pass_variants(&args.precision, &args.backends) {
             let net = Network::new_seeded(cfg, Variant::Kiswahili, device, 0)?;
             let eval = NetEvaluator::new(net).with_precision(precision)?;
             let mut eval = match eval.with_backend(backend) {

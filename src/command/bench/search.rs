@@ -81,7 +81,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     for preset in &args.presets {
         let config = crate::neuralnet::NetConfig::preset(preset)?;
         let device = DeviceChoice::Auto.resolve()?;
-        for (precision, backend) in variants(&args) {
+        for (precision, backend) in super::pass_variants(&args.precision, &args.backends) {
             let net = crate::neuralnet::Network::new(&config, args.variant, device)?;
             let net = NetEvaluator::new(net).with_precision(precision)?;
             let mut net = net.with_backend(backend)?;
@@ -100,7 +100,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         args.models.clone()
     };
     for path in &models {
-        for (precision, backend) in variants(&args) {
+        for (precision, backend) in super::pass_variants(&args.precision, &args.backends) {
             let mut net = NetEvaluator::load_for(path, args.variant, DeviceChoice::Auto)
                 .with_context(|| format!("cannot load {}", path.display()))?
                 .with_precision(precision)?
@@ -112,15 +112,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     Ok(())
-}
-
-/// Every (precision, backend) pair the arguments ask for.
-fn variants(args: &Args) -> Vec<(Precision, Backend)> {
-    let backends = &args.backends;
-    args.precision
-        .iter()
-        .flat_map(|&p| backends.iter().map(move |&b| (p, b)))
-        .collect()
 }
 
 fn measure(args: &Args, threads: usize, evaluator: &mut dyn Evaluator) -> anyhow::Result<()> {
