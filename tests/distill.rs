@@ -177,22 +177,33 @@ fn write_shards(dir: &Path, samples: &[Sample]) {
     w.finish().unwrap();
 }
 
+/// Shards of `n` positions in `dir/data`, and a tiny checkpoint `dir/NAME.safetensors` that
+/// records non-default search settings (returned) for whoever learns from it.
+fn shards_and_checkpoint(
+    dir: &Path,
+    n: u32,
+    name: &str,
+) -> (std::path::PathBuf, std::path::PathBuf, SearchParams) {
+    let data = dir.join("data");
+    write_shards(&data, &wrong_samples(&positions(n)));
+    let mut net = tiny(1);
+    let search = SearchParams {
+        c_puct: 2.5,
+        ..SearchParams::default()
+    };
+    net.set_search_params(Some(search.clone()));
+    let path = dir.join(format!("{name}.safetensors"));
+    net.save(&path, &Lineage::default()).unwrap();
+    (data, path, search)
+}
+
 /// End to end: `bao learn --network ... --teacher ...` writes a fresh student of the stated
 /// architecture that plays with the teacher's search settings; bad requests are refused with
 /// the reason, and leave an existing checkpoint untouched.
 #[test]
 fn bao_learn_starts_a_student_of_the_stated_size_from_a_teacher() {
     let tmp = tempfile::tempdir().unwrap();
-    let data = tmp.path().join("data");
-    write_shards(&data, &wrong_samples(&positions(100)));
-    let mut teacher = tiny(1);
-    let search = SearchParams {
-        c_puct: 2.5,
-        ..SearchParams::default()
-    };
-    teacher.set_search_params(Some(search.clone()));
-    let teacher_path = tmp.path().join("teacher.safetensors");
-    teacher.save(&teacher_path, &Lineage::default()).unwrap();
+    let (data, teacher_path, search) = shards_and_checkpoint(tmp.path(), 100, "teacher");
     let arch = tmp.path().join("student.toml");
     std::fs::write(
         &arch,
@@ -247,4 +258,48 @@ fn bao_learn_starts_a_student_of_the_stated_size_from_a_teacher() {
         !Path::new(&fresh).exists(),
         "a refused student is not written"
     );
+}
+
+/// `bao learn --search KEY=VALUE` records the search settings a checkpoint is played with
+/// (a student of a PUCT-trained teacher shipped to play with a Gumbel root); with `--steps 0`
+/// the weights stay as they were. A bad setting is refused by name and writes nothing.
+#[test]
+fn bao_learn_search_records_how_a_checkpoint_is_played() {
+    use bao::search::Algorithm;
+    let tmp = tempfile::tempdir().unwrap();
+    let (data, path, _) = shards_and_checkpoint(tmp.path(), 20, "model");
+    let out = tmp.path().join("shipped.safetensors");
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let (data, path_s, out_s) = (s(&data), s(&path), s(&out));
+    let learn = |extra: &[&str]| {
+        let mut args = vec![
+            "learn", "--data", &data, "--model", &path_s, "--out", &out_s,
+        ];
+        args.extend_from_slice(extra);
+        run_bao(&args)
+    };
+
+    let (ok, stdout, stderr) = learn(&["--steps", "0", "--search", "algorithm=gumbel"]);
+    assert!(ok, "{stdout}\n{stderr}");
+    let shipped = Network::load(&out, Device::Cpu).unwrap();
+    let search = shipped.search_params().expect("settings recorded");
+    assert_eq!(search.algorithm, Algorithm::Gumbel);
+    assert_eq!(search.c_puct, 2.5, "the other settings carried over");
+    let weights = |p: &Path| {
+        let sidecar = std::fs::read_to_string(p.with_extension("json")).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&sidecar).unwrap();
+        v["weights_sha256"].as_str().unwrap().to_string()
+    };
+    assert_eq!(weights(&out), weights(&path), "no step, no change");
+
+    std::fs::remove_file(&out).unwrap();
+    for (bad, says) in [
+        ("c_puct=-1", "c_puct"),
+        ("algorithm=minimax", "algorithm"),
+        ("gumbel", "--search gumbel: expected KEY=VALUE"),
+    ] {
+        let (ok, _, stderr) = learn(&["--steps", "0", "--search", bad]);
+        assert!(!ok && stderr.contains(says), "{bad}: {stderr}");
+        assert!(!out.exists(), "{bad}: nothing written");
+    }
 }

@@ -10,7 +10,6 @@ use super::position::PositionArgs;
 use crate::game::Position;
 use crate::neuralnet::{DeviceChoice, NetEvaluator};
 use crate::program::analyze::{analyze, Report};
-use crate::search::SearchParams;
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
@@ -52,7 +51,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .search_params()
         .cloned()
         .unwrap_or_default();
-    let params = search_params(&trained_with, &args.set)?;
+    let params = trained_with.with_assignments("--set", &args.set)?;
     let report = analyze(&pos, &mut evaluator, params, args.sims, args.seed)?;
     if args.json {
         let v = serde_json::json!({"state": pos.to_state_json(), "analysis": report});
@@ -62,21 +61,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         print!("{}", render(&pos, &report, args.top));
     }
     Ok(())
-}
-
-/// The checkpoint's search parameters with `--set KEY=VALUE` overrides applied (`KEY` or
-/// `search.KEY`, as in `bao selfplay --set`), validated exactly as a config's are.
-fn search_params(base: &SearchParams, sets: &[String]) -> anyhow::Result<SearchParams> {
-    let mut pairs = Vec::with_capacity(sets.len());
-    for set in sets {
-        let (key, value) = set
-            .split_once('=')
-            .with_context(|| format!("--set {set}: expected KEY=VALUE"))?;
-        let key = key.trim();
-        pairs.push((key.strip_prefix("search.").unwrap_or(key), value));
-    }
-    base.with_overrides(pairs)
-        .context("invalid search parameters (--set)")
 }
 
 /// The report as a table for the terminal.

@@ -93,6 +93,12 @@ pub struct Args {
     /// With --network: the fresh network's variant (default: the teacher's).
     #[arg(long, requires = "network")]
     pub variant: Option<Variant>,
+    /// Search settings the written checkpoint records for whoever plays it (`bao eval`,
+    /// `bao play`, the engine), as `KEY=VALUE` over the ones it carries (a fresh student: its
+    /// teacher's), checked as a config's `[search]`; e.g. `algorithm=gumbel`. With `--steps 0`
+    /// only the settings change.
+    #[arg(long = "search", value_name = "KEY=VALUE")]
+    pub search: Vec<String>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -152,6 +158,20 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(lr) = args.learning_rate {
         learner.set_learning_rate(lr)?;
     }
+    if !args.search.is_empty() {
+        let carried = learner
+            .network()
+            .search_params()
+            .cloned()
+            .unwrap_or_default();
+        learner.set_search_params(carried.with_assignments("--search", &args.search)?);
+    }
+    let out = args.out.clone().unwrap_or_else(|| model.clone());
+    if args.steps == 0 {
+        learner.save(&out)?;
+        println!("0 steps: saved {} with its search settings", out.display());
+        return Ok(());
+    }
     let mut dirs: Vec<PathBuf> = vec![data.clone()];
     let mut subdirs: Vec<PathBuf> = std::fs::read_dir(&data)
         .with_context(|| format!("cannot list {}", data.display()))?
@@ -189,7 +209,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         },
     )?;
     bar.finish_and_clear();
-    let out = args.out.unwrap_or(model);
     learner.save(&out)?;
     println!(
         "{} steps on {} positions: policy loss {:.4}, value loss {:.4}; saved {}",

@@ -175,6 +175,22 @@ impl SearchParams {
         params.validate()?;
         Ok(params)
     }
+
+    /// [`Self::with_overrides`] from command-line words `KEY=VALUE` (`KEY` or `search.KEY`,
+    /// as in `bao selfplay --set`); `flag` names the option in errors.
+    pub fn with_assignments(&self, flag: &str, sets: &[String]) -> anyhow::Result<SearchParams> {
+        use anyhow::Context;
+        let mut pairs = Vec::with_capacity(sets.len());
+        for set in sets {
+            let (key, value) = set
+                .split_once('=')
+                .with_context(|| format!("{flag} {set}: expected KEY=VALUE"))?;
+            let key = key.trim();
+            pairs.push((key.strip_prefix("search.").unwrap_or(key), value));
+        }
+        self.with_overrides(pairs)
+            .with_context(|| format!("invalid search parameters ({flag})"))
+    }
 }
 
 #[cfg(test)]
@@ -208,5 +224,28 @@ mod tests {
             let err = format!("{:#}", d.with_overrides([(k, v)]).unwrap_err());
             assert!(err.contains(needle), "{k}={v}: {err}");
         }
+    }
+
+    #[test]
+    fn assignments_take_key_or_search_key_and_name_the_flag() {
+        let d = SearchParams::default();
+        let words = [
+            "search.algorithm=gumbel".to_string(),
+            "c_puct = 2".to_string(),
+        ];
+        let p = d.with_assignments("--search", &words).unwrap();
+        assert_eq!((p.algorithm, p.c_puct), (Algorithm::Gumbel, 2.0));
+        let err = format!(
+            "{:#}",
+            d.with_assignments("--search", &["gumbel".into()])
+                .unwrap_err()
+        );
+        assert!(err.contains("--search gumbel: expected KEY=VALUE"), "{err}");
+        let err = format!(
+            "{:#}",
+            d.with_assignments("--set", &["c_puct=-1".into()])
+                .unwrap_err()
+        );
+        assert!(err.contains("(--set)") && err.contains("c_puct"), "{err}");
     }
 }
