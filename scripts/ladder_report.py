@@ -64,7 +64,8 @@ def point(path):
 
 def svg(points):
     """Elo of each shipped network over alpha-beta against time per move (log scale)."""
-    colours = {"kiswahili": "#c0392b", "kujifunza": "#2471a3", "kiswahili-original": "#e6a09a"}
+    colours = {"kiswahili": "#c0392b", "kujifunza": "#2471a3", "kiswahili-original": "#e6a09a",
+               "kujifunza-original": "#a9cce3"}
     series = [{
         "name": model,
         "colour": colours.get(model),

@@ -321,12 +321,12 @@ fn aux_heads_learn_their_targets_and_round_trip_through_checkpoints() {
     assert!(format!("{e:#}").contains("reply targets"), "{e:#}");
 }
 
-/// Checkpoints written before the heads existed (the shipped models) load without them, and
+/// Checkpoints written before the heads existed (the first shipped Kujifunza model) load without them, and
 /// a config turns them on by name.
 #[test]
 fn shipped_checkpoints_load_without_aux_heads_and_configs_turn_them_on() {
     let net = Network::load(
-        std::path::Path::new("models/kujifunza.safetensors"),
+        std::path::Path::new("models/kujifunza-original.safetensors"),
         tch::Device::Cpu,
     )
     .unwrap();
@@ -466,7 +466,7 @@ fn a_trained_network_grows_into_move_features_and_blocks_unchanged() {
     use bao::neuralnet::NetEvaluator;
     use bao::search::Evaluator;
     let shipped = Network::load(
-        std::path::Path::new("models/kujifunza.safetensors"),
+        std::path::Path::new("models/kujifunza-original.safetensors"),
         tch::Device::Cpu,
     )
     .unwrap();

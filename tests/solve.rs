@@ -382,7 +382,8 @@ fn network_player_with_a_proof_first_keeps_the_wins_its_policy_misses() {
         env!("CARGO_MANIFEST_DIR")
     );
     let model = format!(
-        "{}/models/kujifunza.safetensors",
+        // The model shipped before the student, whose raw policy misses some puzzles.
+        "{}/models/kujifunza-original.safetensors",
         env!("CARGO_MANIFEST_DIR")
     );
     let puzzles = bao::program::puzzles::read_puzzles(std::path::Path::new(&file)).unwrap();

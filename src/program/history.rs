@@ -465,7 +465,12 @@ mod tests {
                 runs.push(dir.file_name().unwrap().to_string_lossy().into_owned());
             }
         }
-        for shipped_line in ["kiswahili-original", "kiswahili-threats", "kujifunza"] {
+        for shipped_line in [
+            "kiswahili-original",
+            "kiswahili-threats",
+            "kujifunza-original",
+            "kujifunza-campaign",
+        ] {
             assert!(runs.iter().any(|r| r == shipped_line), "{runs:?}");
         }
     }
