@@ -230,10 +230,7 @@ pub fn apply_overrides(table: &mut toml::Table, sets: &[String]) -> anyhow::Resu
         let Some((key, value)) = set.split_once('=') else {
             bail!("--set `{set}`: expected KEY=VALUE, e.g. search.c_puct=1.5");
         };
-        let value: toml::Value = match format!("v = {value}").parse::<toml::Table>() {
-            Ok(mut t) => t.remove("v").expect("parsed key"),
-            Err(_) => toml::Value::String(value.trim().to_string()),
-        };
+        let value = crate::config::override_value(value);
         let parts: Vec<&str> = key.trim().split('.').collect();
         if parts.iter().any(|p| p.is_empty()) {
             bail!("--set `{set}`: empty key part");

@@ -165,11 +165,7 @@ impl SearchParams {
                 "unknown search parameter `{key}` (known: {})",
                 table.keys().cloned().collect::<Vec<_>>().join(", ")
             );
-            let parsed = match format!("v = {value}").parse::<toml::Table>() {
-                Ok(mut t) => t.remove("v").expect("the key just parsed"),
-                Err(_) => toml::Value::String(value.trim().to_string()),
-            };
-            table.insert(key.to_string(), parsed);
+            table.insert(key.to_string(), crate::config::override_value(value));
         }
         let params: SearchParams = table.try_into().context("invalid search parameters")?;
         params.validate()?;
