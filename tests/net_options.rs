@@ -321,8 +321,8 @@ fn aux_heads_learn_their_targets_and_round_trip_through_checkpoints() {
     assert!(format!("{e:#}").contains("reply targets"), "{e:#}");
 }
 
-/// Checkpoints written before the heads existed (the first shipped Kujifunza model) load without them, and
-/// a config turns them on by name.
+/// Checkpoints written before the heads existed (the first shipped Kujifunza model) load
+/// without them, and a config turns them on by name.
 #[test]
 fn shipped_checkpoints_load_without_aux_heads_and_configs_turn_them_on() {
     let net = Network::load(
