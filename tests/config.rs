@@ -46,7 +46,7 @@ fn shipped_run_configs_load() {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "toml") {
-            bao::program::runconfig::RunConfig::load(&path).unwrap_or_else(|e| panic!("{e:#}"));
+            bao::training::runconfig::RunConfig::load(&path).unwrap_or_else(|e| panic!("{e:#}"));
             names.push(path.file_name().unwrap().to_string_lossy().into_owned());
         }
     }
@@ -83,7 +83,7 @@ fn shipped_run_configs_load() {
 /// so a test cannot pass on an edit that no longer finds its target).
 fn load_quick_config_edited(
     edit: impl Fn(&str) -> String,
-) -> anyhow::Result<bao::program::runconfig::RunConfig> {
+) -> anyhow::Result<bao::training::runconfig::RunConfig> {
     let base = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/configs/kujifunza-quick.toml"
@@ -94,7 +94,7 @@ fn load_quick_config_edited(
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("edited.toml");
     std::fs::write(&path, text).unwrap();
-    bao::program::runconfig::RunConfig::load(&path)
+    bao::training::runconfig::RunConfig::load(&path)
 }
 
 /// Bad settings are refused by name: `[eval] proofs_ms = 0` would check nothing,
@@ -142,7 +142,7 @@ fn bad_solver_and_opening_settings_are_refused() {
 /// `[selfplay] opening_plies` takes a count or a range, and writes back the form it was given.
 #[test]
 fn opening_plies_take_a_count_or_a_range() {
-    use bao::program::selfplay::OpeningPlies;
+    use bao::training::selfplay::OpeningPlies;
     for (form, expect) in [
         ("3", OpeningPlies::exactly(3)),
         ("[0, 4]", OpeningPlies::range(0, 4).unwrap()),

@@ -9,12 +9,12 @@ mod common;
 use std::path::Path;
 
 use bao::dataio::shard::{Sample, ShardWriter};
+use bao::game::random_games::opening;
 use bao::game::{Position, Variant, ACTIONS};
 use bao::neuralnet::{Learner, Lineage, NetConfig, Network, OptimizerConfig};
-use bao::program::minibatch::{train_steps, Teacher};
-use bao::program::random_games::opening;
-use bao::program::schedule::Minibatches;
 use bao::search::SearchParams;
+use bao::training::minibatch::{train_steps, Teacher};
+use bao::training::schedule::Minibatches;
 use common::run_bao;
 use rand::SeedableRng;
 use tch::Device;

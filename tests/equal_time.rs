@@ -4,12 +4,12 @@ mod common;
 
 use std::time::Duration;
 
+use bao::eval::movecost::MoveCosts;
+use bao::eval::tournament::{opening, play_game};
 use bao::game::{After, Position, Variant, ACTIONS};
 use bao::neuralnet::{DeviceChoice, NetEvaluator};
-use bao::program::movecost::MoveCosts;
-use bao::program::players::leaf_ab::{LeafAlphaBeta, LeafAlphaBetaEvaluator};
-use bao::program::players::{self, Limits};
-use bao::program::tournament::{opening, play_game};
+use bao::play::players::{self, Limits};
+use bao::search::alphabeta::leaf_ab::{LeafAlphaBeta, LeafAlphaBetaEvaluator};
 use bao::search::clock::overshoot_margin;
 use bao::search::{Algorithm, Clock, ClockKind, Evaluator, Mcts, SearchParams, UniformEvaluator};
 
@@ -382,7 +382,7 @@ fn a_network_player_with_alpha_beta_at_its_leaves() {
 /// positive, and keeps its place in the spec's text.
 #[test]
 fn a_guard_vetoes_a_network_move_that_loses_by_force() {
-    use bao::program::players::alphabeta::{AlphaBeta, Proof};
+    use bao::search::alphabeta::{AlphaBeta, Proof};
     // The model shipped before the student: its raw policy blunders often enough to find four.
     let model = "models/kujifunza-original.safetensors";
     let variant = Variant::Kujifunza;

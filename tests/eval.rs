@@ -2,11 +2,11 @@
 
 mod common;
 
+use bao::eval::sprt::{Sprt, SprtDecision};
+use bao::eval::tournament::{self, run_match, GameEnd, MatchOptions, TournamentConfig};
 use bao::game::{After, Position, Variant};
-use bao::program::players::alphabeta::{AlphaBeta, WIN};
-use bao::program::players::{self, Limits, PlayerSpec};
-use bao::program::sprt::{Sprt, SprtDecision};
-use bao::program::tournament::{self, run_match, GameEnd, MatchOptions, TournamentConfig};
+use bao::play::players::{self, Limits, PlayerSpec};
+use bao::search::alphabeta::{AlphaBeta, WIN};
 use bao::search::Clock;
 
 fn spec(s: &str) -> PlayerSpec {
@@ -337,7 +337,7 @@ fn a_crashing_external_engine_fails_cleanly() {
 /// than a random player, which gives most of them away.
 #[test]
 fn proof_checks_count_kept_and_given_away_wins_that_anyone_can_recheck() {
-    use bao::program::proofs::{ProofChecker, ProofCounts};
+    use bao::eval::proofs::{ProofChecker, ProofCounts};
     let mut config = TournamentConfig::new(
         Variant::Kujifunza,
         vec![spec("alphabeta:depth=6"), spec("random")],

@@ -10,9 +10,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use bao::dataio::store::Store;
-use bao::program::fleet::layout::{self, ShardName};
-use bao::program::fleet::trainer::{run_trainer, TrainerOptions, TrainerState};
-use bao::program::fleet::worker::{run_worker, WorkerOptions};
+use bao::training::fleet::layout::{self, ShardName};
+use bao::training::fleet::trainer::{run_trainer, TrainerOptions, TrainerState};
+use bao::training::fleet::worker::{run_worker, WorkerOptions};
 use common::{check_run, write_config, RUN_TOML};
 
 fn fleet_in_threads(root: &str) {
@@ -508,7 +508,7 @@ fn corrupt_and_stray_shards_are_set_aside_not_trained_on() {
     let latest = layout::Latest::parse(&store.get(layout::LATEST).unwrap(), "LATEST").unwrap();
     assert_eq!((latest.generation, latest.finished), (0, false));
     // `bao run status` counts both objects as stray instead of failing on the short header.
-    let status = bao::program::fleet::status::run_status(&store).unwrap();
+    let status = bao::training::fleet::status::run_status(&store).unwrap();
     assert_eq!(status.stray_objects, 2);
     assert!(
         status.generations.get(&0).is_none_or(|g| g.shards == 0),

@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use bao::dataio::store::Store;
-use bao::program::fleet::layout;
+use bao::training::fleet::layout;
 
 fn python() -> String {
     std::env::var("BAO_RAY_PYTHON").unwrap_or_else(|_| "python3".into())

@@ -7,7 +7,7 @@ mod common;
 use std::process::{Command, Stdio};
 
 use bao::dataio::store::{Conflict, Put, Store};
-use bao::program::fleet::layout;
+use bao::training::fleet::layout;
 
 const KEY: &str = "bao-test-key";
 const SECRET: &str = "bao-test-secret";

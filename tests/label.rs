@@ -8,10 +8,10 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use bao::game::{After, Variant, ACTIONS};
-use bao::program::label::{label_positions, read_labels, LabelConfig};
-use bao::program::selfplay::OpeningPlies;
-use bao::program::solve::check::check;
-use bao::program::solve::{Solver, Value};
+use bao::solve::check::check;
+use bao::solve::{Solver, Value};
+use bao::training::label::{label_positions, read_labels, LabelConfig};
+use bao::training::selfplay::OpeningPlies;
 use common::run_bao;
 
 /// Proves `pos` with a fresh solver and returns the side the checked strategy makes win.
@@ -199,8 +199,8 @@ fn bao_label_names_bad_input_and_reports_its_labels() {
 fn scoring_counts_values_and_winning_moves_the_network_gets_right() {
     use bao::dataio::shard::Sample;
     use bao::game::Position;
-    use bao::program::label::score_labels;
     use bao::search::{Evaluator, UniformEvaluator};
+    use bao::training::label::score_labels;
     struct Oracle(Vec<Sample>);
     impl Evaluator for Oracle {
         fn evaluate(
@@ -229,7 +229,7 @@ fn scoring_counts_values_and_winning_moves_the_network_gets_right() {
     let config = config((7, 9), 30, 100, 5);
     let stats = label_positions(&config, tmp.path(), false).unwrap();
     let labels = read_labels(tmp.path(), Variant::Kujifunza).unwrap();
-    let total = |rows: &[bao::program::label::LabelScore]| {
+    let total = |rows: &[bao::training::label::LabelScore]| {
         rows.iter().fold([0; 4], |t, r| {
             [
                 t[0] + r.labels,
@@ -239,7 +239,7 @@ fn scoring_counts_values_and_winning_moves_the_network_gets_right() {
             ]
         })
     };
-    let sq_error = |rows: &[bao::program::label::LabelScore]| {
+    let sq_error = |rows: &[bao::training::label::LabelScore]| {
         rows.iter().map(|r| r.value_sq_error).sum::<f64>()
     };
     let oracle_rows = score_labels(&labels, &mut Oracle(labels.clone())).unwrap();

@@ -4,30 +4,20 @@
 
 use bao::dataio::records::read_records;
 use bao::dataio::shard::{decode_shard, encode_shard, list_shards, read_shard, Sample};
+use bao::game::random_games::random_walk_with;
 use bao::game::{After, Position, Side, Variant, ACTIONS, TOTAL_SEEDS};
 use bao::neuralnet::{AuxTargets, Backend, Learner, NetConfig, Network, OptimizerConfig};
-use bao::program::selfplay::{run_selfplay, SelfplayRunConfig};
 use bao::search::UniformEvaluator;
+use bao::training::selfplay::{run_selfplay, SelfplayRunConfig};
 use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 
 /// Positions of random games of `variant` (every position of each game).
 fn random_positions(variant: Variant, games: usize, seed: u64) -> Vec<Position> {
     let mut rng = SmallRng::seed_from_u64(seed);
     let mut out = Vec::new();
     for _ in 0..games {
-        let mut pos = Position::start(variant);
-        for _ in 0..200 {
-            out.push(pos);
-            let moves = pos.legal_moves();
-            if moves.is_empty() {
-                break;
-            }
-            match moves.as_slice()[rng.random_range(0..moves.len())].after {
-                After::Position(p) => pos = p,
-                After::Won(_) => break,
-            }
-        }
+        random_walk_with(variant, 200, &mut rng, |p| out.push(*p));
     }
     out
 }

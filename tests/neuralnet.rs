@@ -24,18 +24,7 @@ struct Batch {
 
 /// A position `plies` random moves into a Kiswahili game (fewer if the game ends).
 fn random_position(rng: &mut StdRng, plies: usize) -> Position {
-    let mut pos = Position::start(Variant::Kiswahili);
-    for _ in 0..plies {
-        let moves = pos.legal_moves();
-        if moves.is_empty() {
-            break;
-        }
-        match moves.as_slice()[rng.random_range(0..moves.len())].after {
-            bao::game::After::Position(p) => pos = p,
-            bao::game::After::Won(_) => break,
-        }
-    }
-    pos
+    bao::game::random_games::random_walk(Variant::Kiswahili, plies, rng)
 }
 
 /// `n` samples of real positions; row 0 is the start position. The masks are synthetic, to

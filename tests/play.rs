@@ -6,8 +6,8 @@ use std::io::{BufReader, Read, Write};
 use std::process::{Child, ChildStdin, ChildStdout};
 
 use bao::game::{Position, Variant};
-use bao::program::game::PlayRecord;
-use bao::program::terminal::resolve_move;
+use bao::play::game::PlayRecord;
+use bao::play::terminal::resolve_move;
 
 struct Session {
     child: Child,

@@ -3,6 +3,7 @@
 mod common;
 
 use bao::game::features::{encode, FEATURES};
+use bao::game::random_games::sample_positions;
 use bao::game::{After, Position, Variant, ACTIONS};
 use bao::search::{Algorithm, Evaluator, Mcts, SearchParams, UniformEvaluator};
 use rand::{Rng, SeedableRng};
@@ -17,20 +18,7 @@ fn random_positions(n: usize, seed: u64) -> Vec<Position> {
         } else {
             Variant::Kiswahili
         };
-        let mut pos = Position::start(variant);
-        for _ in 0..rng.random_range(0..80) {
-            let moves = pos.legal_moves();
-            if moves.is_empty() {
-                break;
-            }
-            match moves.as_slice()[rng.random_range(0..moves.len())].after {
-                After::Position(p) => pos = p,
-                After::Won(_) => break,
-            }
-        }
-        if !pos.legal_moves().is_empty() {
-            out.push(pos);
-        }
+        out.extend(sample_positions(variant, 1, 0..80, &mut rng));
     }
     out
 }

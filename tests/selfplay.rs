@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 use bao::dataio::records::read_records;
 use bao::dataio::shard::{list_shards, read_shard, Sample};
 use bao::game::{Position, Variant};
-use bao::program::seeds::derive as game_seed;
-use bao::program::selfplay::{run_selfplay, OpeningPlies, SelfplayRunConfig};
 use bao::search::{Mcts, UniformEvaluator};
+use bao::training::selfplay::{run_selfplay, OpeningPlies, SelfplayRunConfig};
+use bao::util::seeds::derive as game_seed;
 
 fn config(variant: Variant) -> SelfplayRunConfig {
     let mut c = SelfplayRunConfig::new(variant);
@@ -22,7 +22,7 @@ fn config(variant: Variant) -> SelfplayRunConfig {
 
 /// The game records a run wrote, by game id.
 fn records_by_id(
-    stats: &bao::program::selfplay::SelfplayStats,
+    stats: &bao::training::selfplay::SelfplayStats,
 ) -> BTreeMap<u64, bao::dataio::records::GameRecord> {
     stats
         .record_files
@@ -333,7 +333,7 @@ fn cheap_searches_can_be_played_greedily() {
 /// run stays reproducible (a depth, not a time limit).
 #[test]
 fn solver_depth_gives_proven_samples_exact_targets() {
-    use bao::program::players::alphabeta::{AlphaBeta, Proof};
+    use bao::search::alphabeta::{AlphaBeta, Proof};
     const DEPTH: u32 = 5;
     let play = |depth| {
         let dir = tempfile::tempdir().unwrap();

@@ -11,9 +11,9 @@ use serde_json::{json, Value};
 use tower::ServiceExt;
 
 use bao::game::{After, Position, Variant};
-use bao::program::game::PlayRecord;
-use bao::program::serve::guard::Access;
-use bao::program::serve::{api, ServeConfig, Server};
+use bao::play::game::PlayRecord;
+use bao::play::serve::guard::Access;
+use bao::play::serve::{api, ServeConfig, Server};
 
 struct Api {
     app: Router,

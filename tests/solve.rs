@@ -10,9 +10,9 @@
 mod common;
 
 use bao::game::{After, Position, Side, Variant};
-use bao::program::players::alphabeta::{AlphaBeta, Proof};
-use bao::program::solve::check::{check, CheckError};
+use bao::search::alphabeta::{AlphaBeta, Proof};
 use bao::search::Clock;
+use bao::solve::check::{check, CheckError};
 use common::run_bao as bao;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -302,7 +302,7 @@ fn puzzles_from_proofs_separate_a_prover_from_a_random_mover() {
         "16",
     ]);
     assert!(ok, "{err}");
-    let puzzles = bao::program::puzzles::read_puzzles(&file).expect("readable puzzles");
+    let puzzles = bao::eval::puzzles::read_puzzles(&file).expect("readable puzzles");
     assert!(!puzzles.is_empty(), "{out}");
     for (pos, p) in &puzzles {
         // Every keep move leaves the opponent lost, every lose move gives it a win.
@@ -319,8 +319,8 @@ fn puzzles_from_proofs_separate_a_prover_from_a_random_mover() {
         }
     }
     let score = |spec: &str| {
-        let spec: bao::program::players::PlayerSpec = spec.parse().unwrap();
-        bao::program::puzzles::score(&spec, Variant::Kujifunza, &puzzles, 1).unwrap()
+        let spec: bao::play::players::PlayerSpec = spec.parse().unwrap();
+        bao::eval::puzzles::score(&spec, Variant::Kujifunza, &puzzles, 1).unwrap()
     };
     let prover = score("alphabeta:depth=30");
     assert_eq!(prover.kept, prover.puzzles, "{prover:?}");
@@ -354,7 +354,7 @@ fn puzzles_from_proofs_separate_a_prover_from_a_random_mover() {
     let keep = &puzzles[0].1.keep[0];
     let bad = first.replace(&format!("\"{keep}\""), "\"b9L\"");
     std::fs::write(&file, format!("{bad}\n")).unwrap();
-    let e = bao::program::puzzles::read_puzzles(&file).unwrap_err();
+    let e = bao::eval::puzzles::read_puzzles(&file).unwrap_err();
     assert!(format!("{e:#}").contains("line 1"), "{e:#}");
 }
 
@@ -386,18 +386,14 @@ fn network_player_with_a_proof_first_keeps_the_wins_its_policy_misses() {
         "{}/models/kujifunza-original.safetensors",
         env!("CARGO_MANIFEST_DIR")
     );
-    let puzzles = bao::program::puzzles::read_puzzles(std::path::Path::new(&file)).unwrap();
-    let spec = |s: String| -> bao::program::players::PlayerSpec { s.parse().unwrap() };
+    let puzzles = bao::eval::puzzles::read_puzzles(std::path::Path::new(&file)).unwrap();
+    let spec = |s: String| -> bao::play::players::PlayerSpec { s.parse().unwrap() };
     let policy = spec(format!("net:{model}:sims=0"));
     let missed: Vec<_> = puzzles
         .iter()
         .filter(|p| {
-            let s = bao::program::puzzles::score(
-                &policy,
-                Variant::Kujifunza,
-                std::slice::from_ref(p),
-                1,
-            );
+            let s =
+                bao::eval::puzzles::score(&policy, Variant::Kujifunza, std::slice::from_ref(p), 1);
             s.unwrap().kept == 0
         })
         .cloned()
@@ -409,11 +405,11 @@ fn network_player_with_a_proof_first_keeps_the_wins_its_policy_misses() {
     );
     // One simulation: without the proof this is the raw policy again.
     let alone = spec(format!("net:{model}:sims=1:ms=1000"));
-    let alone = bao::program::puzzles::score(&alone, Variant::Kujifunza, &missed, 1).unwrap();
+    let alone = bao::eval::puzzles::score(&alone, Variant::Kujifunza, &missed, 1).unwrap();
     assert!(alone.kept < alone.puzzles, "{alone:?}");
     let proving = spec(format!("net:{model}:sims=1:ms=1000:prove=0.9"));
     assert!(proving.to_string().ends_with(":prove=0.9"), "{proving}");
-    let s = bao::program::puzzles::score(&proving, Variant::Kujifunza, &missed, 1).unwrap();
+    let s = bao::eval::puzzles::score(&proving, Variant::Kujifunza, &missed, 1).unwrap();
     assert_eq!(s.kept, s.puzzles, "{s:?}");
 
     for bad in ["0", "1", "1.5", "-0.2", "half"] {

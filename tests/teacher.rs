@@ -10,9 +10,9 @@ use std::collections::{BTreeMap, HashSet};
 
 use bao::dataio::shard::Sample;
 use bao::game::{After, Side, Variant, ACTIONS};
-use bao::program::label::read_labels;
-use bao::program::label::teacher::{label_teacher_games, TeacherConfig};
-use bao::program::selfplay::OpeningPlies;
+use bao::training::label::read_labels;
+use bao::training::label::teacher::{label_teacher_games, TeacherConfig};
+use bao::training::selfplay::OpeningPlies;
 use common::run_bao;
 
 /// `games` games of alpha-beta at depth 2 (fast, and strong enough to finish games).

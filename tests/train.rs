@@ -3,10 +3,10 @@
 
 use std::path::Path;
 
-use bao::program::history::results_table;
-use bao::program::minibatch::{load_window, train_steps};
-use bao::program::schedule::Minibatches;
-use bao::program::train::train;
+use bao::training::history::results_table;
+use bao::training::minibatch::{load_window, train_steps};
+use bao::training::schedule::Minibatches;
+use bao::training::train::train;
 use rand::SeedableRng;
 
 const CONFIG: &str = r#"
@@ -310,7 +310,7 @@ fn foreign_and_corrupt_run_directories_are_refused() {
     );
     // Issue 16: a second trainer on a directory in use is refused, naming the holder.
     let busy = tmp.path().join("busy");
-    let held = bao::program::runlock::RunLock::acquire(&busy).unwrap();
+    let held = bao::training::runlock::RunLock::acquire(&busy).unwrap();
     let err = format!("{:#}", train(&cfg, &busy, None).unwrap_err());
     assert!(
         err.contains("in use by another process") && err.contains("pid "),
@@ -341,11 +341,11 @@ fn foreign_and_corrupt_run_directories_are_refused() {
 fn trainer_overfits_a_small_fixed_set() {
     use bao::neuralnet::{Learner, NetConfig, Network, OptimizerConfig};
     let tmp = tempfile::tempdir().unwrap();
-    let mut sp = bao::program::selfplay::SelfplayRunConfig::new(bao::game::Variant::Kujifunza);
+    let mut sp = bao::training::selfplay::SelfplayRunConfig::new(bao::game::Variant::Kujifunza);
     sp.selfplay.games_in_flight = 8;
     sp.selfplay.sims = 16;
     sp.selfplay.max_plies = 60;
-    bao::program::selfplay::run_selfplay(
+    bao::training::selfplay::run_selfplay(
         &sp,
         &mut bao::search::UniformEvaluator,
         8,
@@ -607,7 +607,7 @@ fn a_pipelined_run_overlaps_selfplay_and_stays_reproducible() {
 /// directory (a missing set leaves nothing behind), and trains with them mixed in.
 #[test]
 fn a_run_trains_with_solver_labels_and_refuses_a_missing_set() {
-    use bao::program::label::{label_positions, LabelConfig};
+    use bao::training::label::{label_positions, LabelConfig};
     let tmp = tempfile::tempdir().unwrap();
     let labels = tmp.path().join("labels");
     let text = CONFIG.replace(
@@ -628,7 +628,7 @@ fn a_run_trains_with_solver_labels_and_refuses_a_missing_set() {
     let stats = label_positions(
         &LabelConfig {
             variant: bao::game::Variant::Kujifunza,
-            plies: bao::program::selfplay::OpeningPlies::range(6, 10).unwrap(),
+            plies: bao::training::selfplay::OpeningPlies::range(6, 10).unwrap(),
             positions: 8,
             budget: std::time::Duration::from_millis(200),
             tt_mb: 8,

@@ -8,8 +8,8 @@ use anyhow::Context;
 use super::position::PositionArgs;
 
 use crate::game::Position;
-use crate::neuralnet::{DeviceChoice, NetEvaluator};
-use crate::program::analyze::{analyze, Report};
+use crate::neuralnet::DeviceChoice;
+use crate::search::analyze::{analyze, Report};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
@@ -43,8 +43,11 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     let pos = args.at.resolve()?;
-    crate::neuralnet::configure_threads(None);
-    let mut evaluator = NetEvaluator::load_for(&args.model, pos.variant(), args.device)
+    let choice = crate::setup::NetChoice {
+        device: args.device,
+        ..Default::default()
+    };
+    let mut evaluator = crate::setup::evaluator(&args.model, Some(pos.variant()), &choice)
         .with_context(|| format!("cannot load network {}", args.model.display()))?;
     let trained_with = evaluator
         .network()

@@ -8,7 +8,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    crate::neuralnet::configure_threads(None);
+    crate::setup::torch_threads(None);
     println!("bao-zero        {}", env!("CARGO_PKG_VERSION"));
     println!("libtorch        {}", env!("BAO_LIBTORCH_VERSION"));
     println!("libtorch lib    {}", env!("BAO_LIBTORCH_LIB"));

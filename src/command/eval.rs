@@ -4,10 +4,10 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 
+use crate::eval::sprt::Sprt;
+use crate::eval::tournament::{self, Format, TournamentConfig};
 use crate::game::Variant;
-use crate::program::players::spec::parse_list;
-use crate::program::sprt::Sprt;
-use crate::program::tournament::{self, Format, TournamentConfig};
+use crate::play::players::spec::parse_list;
 use crate::search::ClockKind;
 
 #[derive(Debug, clap::Args)]
@@ -112,10 +112,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 /// clock), a table and `OUT/puzzles.json`.
 fn puzzles(
     file: &std::path::Path,
-    players: &[crate::program::players::PlayerSpec],
+    players: &[crate::play::players::PlayerSpec],
     args: &Args,
 ) -> anyhow::Result<()> {
-    use crate::program::puzzles::{read_puzzles, score};
+    use crate::eval::puzzles::{read_puzzles, score};
     let set = read_puzzles(file)?;
     let mut scores = Vec::new();
     println!(

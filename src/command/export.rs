@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::neuralnet::{self, Network};
+use crate::neuralnet;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -15,8 +15,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    neuralnet::configure_threads(None);
-    let net = Network::load(&args.checkpoint, tch::Device::Cpu)?;
+    let net = crate::setup::network(&args.checkpoint, None, tch::Device::Cpu)?;
     let out = args
         .out
         .unwrap_or_else(|| args.checkpoint.with_extension("pt"));

@@ -6,12 +6,11 @@ use std::time::Duration;
 use anyhow::{bail, ensure, Context};
 
 use crate::game::Variant;
-use crate::neuralnet::{DeviceChoice, NetEvaluator};
-use crate::program::label::teacher::{label_teacher_games, TeacherConfig};
-use crate::program::label::{label_positions, read_labels, score_labels, LabelConfig, LabelScore};
-use crate::program::players::leaf_ab::{LeafAlphaBeta, LeafAlphaBetaEvaluator};
-use crate::program::players::PlayerSpec;
-use crate::program::selfplay::OpeningPlies;
+use crate::play::players::PlayerSpec;
+use crate::search::alphabeta::leaf_ab::{LeafAlphaBeta, LeafAlphaBetaEvaluator};
+use crate::training::label::teacher::{label_teacher_games, TeacherConfig};
+use crate::training::label::{label_positions, read_labels, score_labels, LabelConfig, LabelScore};
+use crate::training::selfplay::OpeningPlies;
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
@@ -189,7 +188,7 @@ fn parse_plies(s: &str) -> anyhow::Result<OpeningPlies> {
 fn score(model: &std::path::Path, args: &Args) -> anyhow::Result<()> {
     let labels = read_labels(&args.out, args.variant)?;
     ensure!(!labels.is_empty(), "no labels in {}", args.out.display());
-    let mut net = NetEvaluator::load_for(model, args.variant, DeviceChoice::Auto)
+    let mut net = crate::setup::evaluator(model, Some(args.variant), &Default::default())
         .with_context(|| format!("cannot load {}", model.display()))?;
     let rows = match args.leaf_ab {
         Some(depth) => {

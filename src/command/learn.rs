@@ -1,23 +1,17 @@
-//! `bao learn --data DIR --model M --steps K`: train a checkpoint on sample shards alone
-//! (self-play may run elsewhere and only share the shard directory). With `--teacher T` the
-//! targets come from a frozen network (distillation), and `--network NET.toml` starts `M` as a
-//! fresh network of that architecture: a smaller, faster student of a shipped model.
+//! `bao learn --data DIR --model M --steps K`: train a checkpoint on sample shards alone, or
+//! distil a teacher into it ([`crate::training::distill`]).
 //!
 //! `bao learn --data ROOT` (no `--model`): the trainer of a fleet run at ROOT (a directory or
-//! an object-store URL), see `bao::program::fleet::trainer`.
+//! an object-store URL), see `bao::training::fleet::trainer`.
 
 use std::path::PathBuf;
 
-use anyhow::Context;
-use rand::SeedableRng;
-
 use crate::dataio::store::{is_url, Store};
 use crate::game::Variant;
-use crate::neuralnet::{DeviceChoice, Learner, NetConfig, Network, OptimizerConfig};
-use crate::program::fleet::lease::host_name;
-use crate::program::fleet::trainer::{run_trainer, TrainerOptions};
-use crate::program::minibatch::{load_window, train_steps, Teacher};
-use crate::program::schedule::Minibatches;
+use crate::neuralnet::DeviceChoice;
+use crate::training::distill::{learn, LearnOptions};
+use crate::training::fleet::lease::host_name;
+use crate::training::fleet::trainer::{run_trainer, TrainerOptions};
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -110,114 +104,37 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         "--data {}: a URL is a fleet run; drop --model",
         args.data
     );
-    let data = PathBuf::from(&args.data);
-    crate::neuralnet::configure_threads(None);
-    let device = args.device.unwrap_or_default().resolve()?;
-    let config = OptimizerConfig::default();
-    let teacher_net = match &args.teacher {
-        Some(path) => Some(
-            Network::load(path, device).with_context(|| format!("--teacher {}", path.display()))?,
-        ),
-        None => None,
-    };
-    let mut learner = match &args.network {
-        Some(arch) => {
-            anyhow::ensure!(
-                !model.exists(),
-                "--network starts a fresh network, but --model {} exists (drop --network to \
-                 train it on)",
-                model.display()
-            );
-            let net_config: NetConfig = crate::config::load_toml(arch)?;
-            let variant = args
-                .variant
-                .or(teacher_net.as_ref().map(Network::variant))
-                .context("--network needs --variant (or a --teacher to take it from)")?;
-            let mut net = Network::new_seeded(&net_config, variant, device, args.seed)
-                .with_context(|| format!("--network {}", arch.display()))?;
-            // A student plays with the search settings its teacher was trained with.
-            net.set_search_params(
-                teacher_net
-                    .as_ref()
-                    .and_then(|t| t.search_params().cloned()),
-            );
-            let mut learner = Learner::new(net, config)?;
-            // Its lineage names the teacher: the checkpoint it learned from.
-            learner.set_lineage(0, args.teacher.as_ref().map(|t| t.display().to_string()));
-            learner
-        }
-        None => match Learner::resume(&model, device, config.clone()) {
-            Ok(l) => l,
-            Err(_) => Learner::new(Network::load(&model, device)?, config)?,
-        },
-    };
-    let teacher = match teacher_net {
-        Some(net) => Some(Teacher::new(net, args.teacher_weight, learner.network())?),
-        None => None,
-    };
-    if let Some(lr) = args.learning_rate {
-        learner.set_learning_rate(lr)?;
-    }
-    if !args.search.is_empty() {
-        let carried = learner
-            .network()
-            .search_params()
-            .cloned()
-            .unwrap_or_default();
-        learner.set_search_params(carried.with_assignments("--search", &args.search)?);
-    }
-    let out = args.out.clone().unwrap_or_else(|| model.clone());
-    if args.steps == 0 {
-        learner.save(&out)?;
-        println!("0 steps: saved {} with its search settings", out.display());
-        return Ok(());
-    }
-    let mut dirs: Vec<PathBuf> = vec![data.clone()];
-    let mut subdirs: Vec<PathBuf> = std::fs::read_dir(&data)
-        .with_context(|| format!("cannot list {}", data.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_dir())
-        .collect();
-    subdirs.sort();
-    subdirs.reverse(); // gen-NNNNNN names sort oldest first
-    dirs.extend(subdirs);
-    let window = load_window(&dirs, args.window)?;
-    anyhow::ensure!(
-        !window.is_empty(),
-        "no sample shards under {}",
-        data.display()
-    );
-    let mut plan = Minibatches {
+    let done = learn(&LearnOptions {
+        data: PathBuf::from(&args.data),
+        model,
+        out: args.out,
         steps: args.steps,
         batch_size: args.batch_size,
-        labels_fraction: 0.0,
-        // Left-right mirroring holds for Kujifunza's rules only (as in a run's schedule).
-        mirror: learner.network().variant() == crate::game::Variant::Kujifunza,
-        q_mix: 0.0,
-        rng: rand::rngs::SmallRng::seed_from_u64(args.seed),
-    };
-    let bar = crate::program::progress::bar(args.steps as u64, "steps", true);
-    let mean = train_steps(
-        &mut learner,
-        &window,
-        &[],
-        teacher.as_ref(),
-        &mut plan,
-        |_| {
-            bar.inc(1);
-            Ok(())
-        },
-    )?;
-    bar.finish_and_clear();
-    learner.save(&out)?;
-    println!(
-        "{} steps on {} positions: policy loss {:.4}, value loss {:.4}; saved {}",
-        args.steps,
-        window.len(),
-        mean.policy,
-        mean.value,
-        out.display()
-    );
+        window: args.window,
+        learning_rate: args.learning_rate,
+        device: args.device,
+        seed: args.seed,
+        teacher: args.teacher,
+        teacher_weight: args.teacher_weight,
+        network: args.network,
+        variant: args.variant,
+        search: args.search,
+        progress: true,
+    })?;
+    match done.loss {
+        None => println!(
+            "0 steps: saved {} with its search settings",
+            done.out.display()
+        ),
+        Some(loss) => println!(
+            "{} steps on {} positions: policy loss {:.4}, value loss {:.4}; saved {}",
+            done.steps,
+            done.positions,
+            loss.policy,
+            loss.value,
+            done.out.display()
+        ),
+    }
     Ok(())
 }
 
@@ -234,7 +151,7 @@ fn run_fleet_trainer(args: Args) -> anyhow::Result<()> {
         device: args.device,
         work_dir: args
             .work_dir
-            .unwrap_or_else(|| crate::program::fleet::scratch_dir("trainer")),
+            .unwrap_or_else(|| crate::training::fleet::scratch_dir("trainer")),
         progress: !args.quiet,
     };
     let s = run_trainer(&store, &opts)?;

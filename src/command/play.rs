@@ -1,11 +1,11 @@
 //! `bao play`: a game against a player in the terminal; works through a plain pipe too (the
-//! session itself is [`crate::program::terminal`]).
+//! session itself is [`crate::play::terminal`]).
 
 use anyhow::Context;
 
 use crate::game::{Side, Variant};
-use crate::program::players::PlayerSpec;
-use crate::program::terminal::session;
+use crate::play::players::PlayerSpec;
+use crate::play::terminal::session;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 
 use crate::dataio::records::read_records;
-use crate::program::game::PlayRecord;
+use crate::play::game::PlayRecord;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

@@ -6,8 +6,8 @@ use anyhow::{bail, Context};
 use clap::Subcommand;
 use serde_json::{json, Map, Value};
 
+use crate::game::random_games;
 use crate::game::{After, Position, Variant};
-use crate::program::random_games;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

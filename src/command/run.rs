@@ -1,7 +1,7 @@
-//! `bao run status ROOT`: look at a fleet run (see `bao::program::fleet`).
+//! `bao run status ROOT`: look at a fleet run (see `bao::training::fleet`).
 
 use crate::dataio::store::Store;
-use crate::program::fleet::status::run_status;
+use crate::training::fleet::status::run_status;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

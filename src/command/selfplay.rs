@@ -2,18 +2,18 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 
 use crate::dataio::store::{is_url, Store};
-use crate::program::fleet::cache::default_cache_dir;
-use crate::program::fleet::worker::{auto_worker_id, run_worker, WorkerOptions};
-use crate::program::selfplay::{run_selfplay, SelfplayRunConfig};
 use crate::search::{Evaluator, UniformEvaluator};
+use crate::training::fleet::cache::default_cache_dir;
+use crate::training::fleet::worker::{auto_worker_id, run_worker, WorkerOptions};
+use crate::training::selfplay::{run_selfplay, SelfplayRunConfig};
 
 /// Play self-play games and write sample shards and game records.
 ///
 /// Settings come from the `[search]` and `[selfplay]` sections of the config (see
-/// `bao::search::SearchParams` and `bao::program::selfplay::SelfplayConfig`); any key can be
+/// `bao::search::SearchParams` and `bao::training::selfplay::SelfplayConfig`); any key can be
 /// overridden with `--set section.key=value` (value in TOML syntax), e.g.
 /// `--set search.c_puct=1.5 --set search.algorithm=gumbel --set selfplay.sims=64`.
 #[derive(Debug, clap::Args)]
@@ -88,7 +88,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .context("--games is required (unless --model is ROOT/models/LATEST)")?;
     let out = PathBuf::from(&args.out);
     let config = load_config(args.config.as_deref(), &args.set)?;
-    crate::neuralnet::configure_threads(None);
+    crate::setup::torch_threads(None);
     let mut evaluator = load_evaluator(&args.model, config.variant(), config.selfplay.precision)?;
     let stats = run_selfplay(&config, evaluator.as_mut(), games, &out, !args.quiet)?;
     println!(
@@ -119,7 +119,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
 /// The run root of `--model ROOT/models/LATEST`, if that is what was given.
 fn fleet_root(model: &str) -> Option<&str> {
-    let latest = crate::program::fleet::layout::LATEST;
+    let latest = crate::training::fleet::layout::LATEST;
     if model == latest {
         return Some(".");
     }
@@ -142,7 +142,7 @@ fn run_fleet_worker(root: &str, args: Args) -> anyhow::Result<()> {
         "a fleet worker takes its settings from {root}/run.toml: drop --config, --set and --games \
          (use --max-shards / --max-time to bound it)"
     );
-    crate::neuralnet::configure_threads(None);
+    crate::setup::torch_threads(None);
     let store = Store::open(&args.out)?;
     let worker_id = if args.worker_id == "auto" {
         auto_worker_id()
@@ -174,78 +174,18 @@ fn run_fleet_worker(root: &str, args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The parts of a run config that self-play reads. Unlike [`SelfplayRunConfig`], it ignores
-/// every other top-level key, so that any full run config (`configs/*.toml`, with its
-/// `[optimizer]`, `[train]`, ... sections) serves `bao selfplay` as it is; `[search]` and
-/// `[selfplay]` still refuse unknown keys.
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
-struct SelfplaySections {
-    variant: crate::program::selfplay::VariantField,
-    search: crate::search::SearchParams,
-    selfplay: crate::program::selfplay::SelfplayConfig,
-}
-
-impl From<SelfplaySections> for SelfplayRunConfig {
-    fn from(s: SelfplaySections) -> Self {
-        SelfplayRunConfig {
-            variant: s.variant,
-            search: s.search,
-            selfplay: s.selfplay,
-            ..Default::default()
-        }
-    }
-}
-
-/// Reads a run config (or defaults) and applies `section.key=value` overrides.
-///
-/// The file is parsed as written first, so that its errors cite its own lines; the overrides
-/// are applied afterwards, and an error only then is one an override caused.
+/// Reads a run config's self-play settings (or the defaults) with `section.key=value`
+/// overrides ([`crate::setup::with_overrides`]), checked.
 pub fn load_config(path: Option<&Path>, sets: &[String]) -> anyhow::Result<SelfplayRunConfig> {
-    let sections: SelfplaySections = match path {
-        Some(p) => crate::config::load_toml(p)?,
-        None => SelfplaySections::default(),
+    let (config, what) = match path {
+        Some(p) => (crate::config::load_toml(p)?, p.display().to_string()),
+        None => (SelfplayRunConfig::default(), "defaults".to_string()),
     };
-    let what = path.map_or("defaults".to_string(), |p| p.display().to_string());
-    let config: SelfplayRunConfig = if sets.is_empty() {
-        sections.into()
-    } else {
-        let mut table = toml::Table::try_from(&sections).context("cannot re-serialize config")?;
-        apply_overrides(&mut table, sets)?;
-        let text = toml::to_string(&table).context("cannot re-serialize config")?;
-        crate::config::parse_toml::<SelfplaySections>(&text)
-            .with_context(|| format!("invalid --set override of {what}"))?
-            .into()
-    };
+    let config: SelfplayRunConfig = crate::setup::with_overrides(config, &what, sets)?;
     config
         .validate()
         .with_context(|| format!("invalid config {what}"))?;
     Ok(config)
-}
-
-/// Applies `a.b.c=value` overrides to a TOML table; `value` is TOML (`1.5`, `true`,
-/// `"gumbel"`, `[[0, 1.0]]`), and a bare word is taken as a string.
-pub fn apply_overrides(table: &mut toml::Table, sets: &[String]) -> anyhow::Result<()> {
-    for set in sets {
-        let Some((key, value)) = set.split_once('=') else {
-            bail!("--set `{set}`: expected KEY=VALUE, e.g. search.c_puct=1.5");
-        };
-        let value = crate::config::override_value(value);
-        let parts: Vec<&str> = key.trim().split('.').collect();
-        if parts.iter().any(|p| p.is_empty()) {
-            bail!("--set `{set}`: empty key part");
-        }
-        let mut t = &mut *table;
-        for p in &parts[..parts.len() - 1] {
-            t = t
-                .entry(p.to_string())
-                .or_insert_with(|| toml::Value::Table(toml::Table::new()))
-                .as_table_mut()
-                .with_context(|| format!("--set `{set}`: `{p}` is not a section"))?;
-        }
-        t.insert(parts[parts.len() - 1].to_string(), value);
-    }
-    Ok(())
 }
 
 /// The evaluator behind a `--model` argument: `uniform`, or a checkpoint (`.safetensors`
@@ -258,12 +198,11 @@ pub fn load_evaluator(
     match spec {
         "uniform" => Ok(Box::new(UniformEvaluator)),
         path => {
-            let net = crate::neuralnet::NetEvaluator::load_for(
-                std::path::Path::new(path),
-                variant,
-                crate::neuralnet::DeviceChoice::Auto,
-            )?
-            .with_precision(precision)?;
+            let choice = crate::setup::NetChoice {
+                precision,
+                ..Default::default()
+            };
+            let net = crate::setup::evaluator(std::path::Path::new(path), Some(variant), &choice)?;
             Ok(Box::new(net))
         }
     }

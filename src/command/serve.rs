@@ -1,13 +1,13 @@
-//! `bao serve`: play Bao in the browser (see `program::serve` and README "Playing in the browser").
+//! `bao serve`: play Bao in the browser (see `play::serve` and README "Playing in the browser").
 
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
-use crate::program::players::PlayerSpec;
-use crate::program::serve::guard::Access;
-use crate::program::serve::{run as serve, ServeConfig};
+use crate::play::players::PlayerSpec;
+use crate::play::serve::guard::Access;
+use crate::play::serve::{run as serve, ServeConfig};
 
 /// Serve a page to play either variant against engines, or two people at one page, with the
 /// JSON API behind it. Listens on localhost unless told otherwise.

@@ -7,10 +7,10 @@ use anyhow::{bail, ensure, Context};
 
 use super::position::PositionArgs;
 use crate::dataio::records::read_records;
+use crate::eval::puzzles;
 use crate::game::{After, Position};
-use crate::program::puzzles;
-use crate::program::solve::check::check;
-use crate::program::solve::{survey, Solution, Solver, Value};
+use crate::solve::check::check;
+use crate::solve::{survey, Solution, Solver, Value};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
@@ -205,7 +205,7 @@ fn make_puzzles(
     tt_mb: usize,
 ) -> anyhow::Result<()> {
     let positions = puzzles::won_positions(from)?;
-    let bar = crate::program::progress::bar(positions.len() as u64, "positions", true);
+    let bar = crate::util::progress::bar(positions.len() as u64, "positions", true);
     let mut solver = Solver::new(per_move, tt_mb);
     let made = puzzles::make_puzzles(&positions, per_move, &mut solver, || bar.inc(1));
     bar.finish_and_clear();
@@ -292,7 +292,7 @@ fn survey(
     }
     let positions =
         survey::positions(&records, every).with_context(|| path.display().to_string())?;
-    let bar = crate::program::progress::bar(positions.len() as u64, "positions", !json);
+    let bar = crate::util::progress::bar(positions.len() as u64, "positions", !json);
     let rows = survey::survey(&positions, budget, tt_mb, || bar.inc(1));
     bar.finish_and_clear();
     if json {

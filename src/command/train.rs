@@ -17,11 +17,11 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let history = crate::program::train::train(&args.config, &args.run, args.init.as_deref())?;
+    let history = crate::training::train::train(&args.config, &args.run, args.init.as_deref())?;
     println!(
         "\nstrength of the last generation ({}):",
         args.run.display()
     );
-    print!("{}", crate::program::history::results_table(&history));
+    print!("{}", crate::training::history::results_table(&history));
     Ok(())
 }

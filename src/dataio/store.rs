@@ -5,7 +5,7 @@
 //! worker or trainer does one storage call at a time between long computations, so a small
 //! current-thread tokio runtime per [`Store`] is all the asynchrony it needs.
 //!
-//! Guarantees the fleet relies on (see `program::fleet`):
+//! Guarantees the fleet relies on (see `training::fleet`):
 //! - a put is all-or-nothing: readers see the whole object or none (single-request PUT on
 //!   S3/GCS/Azure; temporary file + rename on local disks, whose staging names listings skip);
 //! - [`Store::put_immutable`] creates an object once (`PutMode::Create`); re-uploading the

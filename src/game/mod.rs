@@ -12,6 +12,7 @@ pub mod json;
 mod movegen;
 pub mod notation;
 mod position;
+pub mod random_games;
 pub mod reference;
 mod ring;
 pub mod trace;

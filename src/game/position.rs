@@ -175,22 +175,40 @@ impl Position {
         }
         let takasia = match b[35] {
             255 => None,
-            r if r < 8 => Some(r),
-            _ => return None,
+            r => Some(r),
         };
         let mut holes = [[0u8; 16]; 2];
         holes[0].copy_from_slice(&b[..16]);
         holes[1].copy_from_slice(&b[16..32]);
+        let variant = if b[37] == 0 {
+            Variant::Kiswahili
+        } else {
+            Variant::Kujifunza
+        };
+        let to_move = if b[36] == 0 { Side::South } else { Side::North };
+        let nyumba = [b[34] & 1 != 0, b[34] & 2 != 0];
+        Position::from_parts(variant, to_move, holes, [b[32], b[33]], nyumba, takasia)
+    }
+
+    /// A position from its parts (ring counts per side, hands, nyumba owned, the takasia ring);
+    /// `None` for parts no position has (a takasia ring past 7, more than the game's seeds).
+    pub fn from_parts(
+        variant: Variant,
+        to_move: Side,
+        holes: [[u8; 16]; 2],
+        hand: [u8; 2],
+        nyumba: [bool; 2],
+        takasia: Option<u8>,
+    ) -> Option<Position> {
+        if takasia.is_some_and(|r| r >= 8) {
+            return None;
+        }
         let pos = Position {
-            variant: if b[37] == 0 {
-                Variant::Kiswahili
-            } else {
-                Variant::Kujifunza
-            },
-            to_move: if b[36] == 0 { Side::South } else { Side::North },
+            variant,
+            to_move,
             holes,
-            hand: [b[32], b[33]],
-            nyumba: [b[34] & 1 != 0, b[34] & 2 != 0],
+            hand,
+            nyumba,
             takasia,
         };
         (pos.total_seeds() <= TOTAL_SEEDS).then_some(pos)

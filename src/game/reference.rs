@@ -12,7 +12,7 @@
 
 use super::{
     facing, After, Dir, Hole, LegalMove, Move, MoveKind, Outcome, Position, Side, Variant,
-    WinReason, NYUMBA, PACKED_LEN,
+    WinReason, NYUMBA,
 };
 
 /// R11: a move that has sown this many seeds without ending is infinite.
@@ -53,16 +53,14 @@ impl Board {
     }
     /// The position this board stands for; `None` when it breaks R13.
     pub fn position(&self) -> Option<Position> {
-        let mut b = [0u8; PACKED_LEN];
-        b[..16].copy_from_slice(&self.holes[0]);
-        b[16..32].copy_from_slice(&self.holes[1]);
-        b[32] = self.hand[0];
-        b[33] = self.hand[1];
-        b[34] = self.nyumba[0] as u8 | (self.nyumba[1] as u8) << 1;
-        b[35] = self.takasia.unwrap_or(255);
-        b[36] = self.to_move as u8;
-        b[37] = (self.variant == Variant::Kujifunza) as u8;
-        Position::from_bytes(&b)
+        Position::from_parts(
+            self.variant,
+            self.side(),
+            self.holes,
+            self.hand,
+            self.nyumba,
+            self.takasia,
+        )
     }
     fn side(&self) -> Side {
         if self.to_move == 0 {

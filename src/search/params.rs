@@ -178,10 +178,8 @@ impl SearchParams {
         use anyhow::Context;
         let mut pairs = Vec::with_capacity(sets.len());
         for set in sets {
-            let (key, value) = set
-                .split_once('=')
-                .with_context(|| format!("{flag} {set}: expected KEY=VALUE"))?;
-            let key = key.trim();
+            let (key, _) = crate::config::parse_assignment(flag, set)?;
+            let value = &set[set.find('=').expect("parse_assignment found it") + 1..];
             pairs.push((key.strip_prefix("search.").unwrap_or(key), value));
         }
         self.with_overrides(pairs)

@@ -8,13 +8,13 @@ use std::path::{Path, PathBuf};
 
 use bao::dataio::shard::decode_shard;
 use bao::dataio::store::Store;
-use bao::program::fleet::layout::{self, Latest, ShardName};
-use bao::program::fleet::trainer::TrainerState;
+use bao::training::fleet::layout::{self, Latest, ShardName};
+use bao::training::fleet::trainer::TrainerState;
 
 /// Asserts that the player spec `spec` is refused with an error that says `says`.
 pub fn assert_spec_refused(spec: &str, says: &str) {
     let e = spec
-        .parse::<bao::program::players::PlayerSpec>()
+        .parse::<bao::play::players::PlayerSpec>()
         .expect_err(spec)
         .to_string();
     assert!(e.contains(says), "{spec}: {e}");
@@ -148,9 +148,9 @@ pub fn check_run(store: &Store, generation: u32) -> TrainerState {
 /// for `seed` (the first `EXCLUDED_OPENINGS`, at the default opening plies) and no position one
 /// move after one: what `--exclude-eval-seeds` promises, for solver and teacher labels alike.
 pub fn assert_eval_openings_left_out(dir: &Path, variant: bao::game::Variant, seed: u64) {
+    use bao::eval::tournament::{opening, TournamentConfig};
     use bao::game::After;
-    use bao::program::label::{read_labels, EXCLUDED_OPENINGS};
-    use bao::program::tournament::{opening, TournamentConfig};
+    use bao::training::label::{read_labels, EXCLUDED_OPENINGS};
     let labelled: std::collections::HashSet<_> = read_labels(dir, variant)
         .unwrap()
         .iter()
@@ -174,7 +174,7 @@ pub fn assert_eval_openings_left_out(dir: &Path, variant: bao::game::Variant, se
 
 /// The lines of a label directory's `runs.jsonl` (one per `bao label` run), parsed.
 pub fn label_runs(dir: &Path) -> Vec<serde_json::Value> {
-    let path = dir.join(bao::program::label::RUNS_FILE);
+    let path = dir.join(bao::training::label::RUNS_FILE);
     std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
         .lines()

@@ -96,7 +96,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
     let steps =
         (nets.len() * args.precision.len() * args.backends.len() * args.batches.len()) as u64;
-    let bar = crate::program::progress::bar(steps, "runs", true);
+    let bar = crate::util::progress::bar(steps, "runs", true);
     for (name, cfg) in &nets {
         let flops = neuralnet::flops_per_position(cfg);
         for (precision, backend) in super::pass_variants(&args.precision, &args.backends) {

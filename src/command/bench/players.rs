@@ -4,11 +4,11 @@
 use std::time::{Duration, Instant};
 
 use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 
-use crate::game::{After, Position, Variant};
-use crate::program::players::alphabeta::AlphaBeta;
-use crate::program::players::{self, Limits};
+use crate::game::{Position, Variant};
+use crate::play::players::{self, Limits};
+use crate::search::alphabeta::AlphaBeta;
 use crate::search::Clock;
 
 #[derive(Debug, clap::Args)]
@@ -29,27 +29,10 @@ pub struct Args {
 }
 
 /// Positions `4..40` plies into random games, skipping finished ones.
+/// The positions the player and network benchmarks judge: random walks of 4 to 39 plies.
 pub fn sample_positions(variant: Variant, n: usize, seed: u64) -> Vec<Position> {
     let mut rng = SmallRng::seed_from_u64(seed);
-    let mut out = Vec::with_capacity(n);
-    while out.len() < n {
-        let target = rng.random_range(4..40);
-        let mut pos = Position::start(variant);
-        for _ in 0..target {
-            let moves = pos.legal_moves();
-            if moves.is_empty() {
-                break;
-            }
-            match moves.as_slice()[rng.random_range(0..moves.len())].after {
-                After::Position(p) => pos = p,
-                After::Won(_) => break,
-            }
-        }
-        if !pos.legal_moves().is_empty() {
-            out.push(pos);
-        }
-    }
-    out
+    crate::game::random_games::sample_positions(variant, n, 4..40, &mut rng)
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {

@@ -8,8 +8,8 @@ use std::time::Instant;
 
 use crate::game::batch::GameBatch;
 use crate::game::features::Encoding;
+use crate::game::random_games::random_games;
 use crate::game::Variant;
-use crate::program::random_games::random_games;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

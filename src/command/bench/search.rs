@@ -13,8 +13,8 @@ use anyhow::Context;
 
 use crate::game::Variant;
 use crate::neuralnet::{Backend, DeviceChoice, NetEvaluator, Precision};
-use crate::program::selfplay::{run_selfplay, SelfplayRunConfig};
 use crate::search::{Evaluator, Mcts, SearchParams, UniformEvaluator};
+use crate::training::selfplay::{run_selfplay, SelfplayRunConfig};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -77,7 +77,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     );
     let mut uniform = UniformEvaluator;
     pool.install(|| measure(&args, threads, &mut uniform))?;
-    crate::neuralnet::configure_threads(None);
+    crate::setup::torch_threads(None);
     for preset in &args.presets {
         let config = crate::neuralnet::NetConfig::preset(preset)?;
         let device = DeviceChoice::Auto.resolve()?;
@@ -101,10 +101,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     for path in &models {
         for (precision, backend) in super::pass_variants(&args.precision, &args.backends) {
-            let mut net = NetEvaluator::load_for(path, args.variant, DeviceChoice::Auto)
-                .with_context(|| format!("cannot load {}", path.display()))?
-                .with_precision(precision)?
-                .with_backend(backend)?;
+            let choice = crate::setup::NetChoice {
+                precision,
+                backend,
+                ..Default::default()
+            };
+            let mut net = crate::setup::evaluator(path, Some(args.variant), &choice)
+                .with_context(|| format!("cannot load {}", path.display()))?;
             if args.models_selfplay {
                 pool.install(|| measure(&args, threads, &mut net))?;
             }

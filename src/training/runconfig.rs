@@ -1,0 +1,225 @@
+//! A run config (`configs/*.toml`, a run directory's `config.toml`, a fleet's `run.toml`):
+//! the game, the network, search and self-play settings, the training schedule's knobs and
+//! the end-of-generation evaluation. Parsed strictly: unknown keys are refused, naming the
+//! file and line.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+
+use crate::game::Variant;
+use crate::neuralnet::{DeviceChoice, NetConfig, OptimizerConfig};
+use crate::play::players::PlayerSpec;
+use crate::search::SearchParams;
+use crate::training::selfplay::{SelfplayConfig, SelfplayRunConfig, VariantField};
+
+/// `[train]`: the loop and the sample window.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TrainConfig {
+    /// Generations to run (the run stops after this many; raise it and rerun to go on).
+    pub generations: u32,
+    /// Self-play games per generation.
+    pub games_per_generation: usize,
+    /// Window of the newest positions trained on, at most `window_max`. `linear`:
+    /// `window_min` at first, growing by `window_growth` per generation. `sublinear`
+    /// (KataGo): every sample until `window_min` (= c) have been played, then
+    /// `c * (1 + beta * ((n / c)^alpha - 1) / alpha)` of the `n` played so far, so old
+    /// games leave the window as the network outgrows them. A run started from a checkpoint
+    /// (`--init`) also plays generation 1 until it holds `window_min` positions.
+    pub window: WindowShape,
+    pub window_min: usize,
+    pub window_growth: usize,
+    pub window_max: usize,
+    pub window_alpha: f64,
+    pub window_beta: f64,
+    pub batch_size: usize,
+    /// Average times each new sample is used for training (caps steps per generation).
+    pub reuse: f64,
+    /// At most this many optimizer steps per generation.
+    pub max_steps_per_generation: usize,
+    /// Value target = (1 - q_mix) * game result + q_mix * root search value.
+    pub q_mix: f32,
+    /// Learning rate per generation: `lr` until `lr_drop_generation`, then `lr * lr_drop`.
+    pub lr_drop_generation: u32,
+    pub lr_drop: f64,
+    /// A schedule with several steps instead: `[[from generation, rate], ...]` (generations
+    /// increasing, the first from 1), e.g. `[[1, 0.002], [30, 0.0006], [60, 0.0002]]`.
+    /// When given, it replaces `[optimizer] learning_rate` and the single drop above.
+    pub lr_schedule: Vec<(u32, f64)>,
+    /// Solver-labelled positions mixed into every minibatch: a directory of label shards
+    /// written by `bao label` (relative to where `bao train` runs), or none. Read when a run
+    /// starts or resumes: adding labels to it mid-run changes what the rest of the run draws.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub labels: Option<PathBuf>,
+    /// Share of each minibatch drawn from `labels` (rounded to whole samples); the rest
+    /// comes from the self-play window.
+    pub labels_fraction: f32,
+    /// Left-right mirror augmentation (kujifunza only: its rules are symmetric).
+    pub mirror: bool,
+    /// Overlap self-play and training: generation `g + 1`'s self-play runs while generation
+    /// `g` trains, so both cores work; its games are then played by the network of
+    /// generation `g - 1`, one generation older than without the overlap.
+    pub pipeline: bool,
+    pub seed: u64,
+    pub device: DeviceChoice,
+}
+
+impl Default for TrainConfig {
+    fn default() -> TrainConfig {
+        TrainConfig {
+            generations: 10,
+            games_per_generation: 200,
+            window: WindowShape::Linear,
+            window_min: 20_000,
+            window_growth: 10_000,
+            window_max: 250_000,
+            window_alpha: 0.75,
+            window_beta: 0.4,
+            batch_size: 256,
+            reuse: 4.0,
+            max_steps_per_generation: 500,
+            q_mix: 0.0,
+            lr_drop_generation: u32::MAX,
+            lr_drop: 0.1,
+            lr_schedule: Vec::new(),
+            labels: None,
+            labels_fraction: 0.0,
+            mirror: true,
+            pipeline: false,
+            seed: 1,
+            device: DeviceChoice::Auto,
+        }
+    }
+}
+
+/// How the sample window grows (see [`TrainConfig::window`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WindowShape {
+    Linear,
+    Sublinear,
+}
+
+/// `[eval]`: strength measured at the end of each generation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EvalConfig {
+    /// Baseline player specs the network plays.
+    pub baselines: Vec<PlayerSpec>,
+    /// Games per baseline (even: openings are paired).
+    pub games: u32,
+    /// Simulations per move of the network player.
+    pub sims: u32,
+    pub ply_cap: u32,
+    /// Play the matches every this many generations (and always in the first and the last),
+    /// so evaluation does not take the machine's time from training every generation.
+    pub every: u32,
+    /// Check every move of the matches with an alpha-beta solver of this many ms per
+    /// position (outside the clocks) and record the network's proven wins kept and given
+    /// away (`bao eval --proofs`): the measure of strength in Kujifunza, where alpha-beta
+    /// proves most positions. Off when absent.
+    pub proofs_ms: Option<u64>,
+}
+
+impl Default for EvalConfig {
+    fn default() -> EvalConfig {
+        EvalConfig {
+            baselines: vec![
+                PlayerSpec::Random { seed: None },
+                PlayerSpec::Greedy { seed: None },
+            ],
+            games: 40,
+            sims: 32,
+            ply_cap: 300,
+            every: 1,
+            proofs_ms: None,
+        }
+    }
+}
+
+/// A whole run config (`configs/*.toml`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunConfig {
+    pub variant: Variant,
+    pub network: NetConfig,
+    #[serde(default)]
+    pub search: SearchParams,
+    #[serde(default)]
+    pub selfplay: SelfplayConfig,
+    #[serde(default)]
+    pub train: TrainConfig,
+    #[serde(default)]
+    pub optimizer: OptimizerConfig,
+    #[serde(default)]
+    pub eval: EvalConfig,
+}
+
+impl RunConfig {
+    pub fn load(path: &Path) -> anyhow::Result<RunConfig> {
+        let c: RunConfig = crate::config::load_toml(path)?;
+        c.validate()
+            .with_context(|| format!("invalid config {}", path.display()))?;
+        Ok(c)
+    }
+
+    pub fn validate(&self) -> anyhow::Result<()> {
+        self.network.validate()?;
+        self.optimizer.validate()?;
+        self.selfplay_config().validate()?;
+        let t = &self.train;
+        anyhow::ensure!(
+            t.batch_size > 0 && t.games_per_generation > 0,
+            "[train] batch_size and games_per_generation must be > 0"
+        );
+        anyhow::ensure!(
+            t.window_min > 0 && t.window_max >= t.window_min,
+            "[train] needs 0 < window_min <= window_max"
+        );
+        anyhow::ensure!(
+            (0.0..=1.0).contains(&t.q_mix),
+            "[train] q_mix must be in [0, 1]"
+        );
+        anyhow::ensure!(t.reuse > 0.0, "[train] reuse must be > 0");
+        anyhow::ensure!(
+            (0.0..1.0).contains(&t.labels_fraction),
+            "[train] labels_fraction must be in [0, 1)"
+        );
+        anyhow::ensure!(
+            t.labels.is_some() == (t.labels_fraction > 0.0),
+            "[train] labels and labels_fraction go together: a directory of `bao label` shards and the share of each minibatch (> 0) drawn from it"
+        );
+        anyhow::ensure!(self.eval.every >= 1, "[eval] every must be >= 1");
+        anyhow::ensure!(
+            self.eval.proofs_ms.is_none_or(|ms| ms >= 1),
+            "[eval] proofs_ms must be at least 1 (ms of solver time per position), or absent"
+        );
+        if let Some(&(first, _)) = t.lr_schedule.first() {
+            anyhow::ensure!(
+                first <= 1 && t.lr_schedule.windows(2).all(|w| w[0].0 < w[1].0),
+                "[train] lr_schedule: generations must increase from 1, e.g. [[1, 0.002], [30, 0.0006]]"
+            );
+            anyhow::ensure!(
+                t.lr_schedule.iter().all(|&(_, r)| r > 0.0 && r.is_finite()),
+                "[train] lr_schedule: rates must be > 0"
+            );
+        }
+        anyhow::ensure!(
+            t.window_alpha > 0.0 && t.window_alpha <= 1.0 && t.window_beta > 0.0,
+            "[train] needs 0 < window_alpha <= 1 and window_beta > 0"
+        );
+        Ok(())
+    }
+
+    /// The self-play settings of this run (its variant, `[search]`, `[selfplay]`); seeds
+    /// and generation are the schedule's to set ([`crate::training::schedule::Schedule::selfplay`]).
+    pub fn selfplay_config(&self) -> SelfplayRunConfig {
+        SelfplayRunConfig {
+            variant: VariantField(self.variant),
+            search: self.search.clone(),
+            selfplay: self.selfplay.clone(),
+        }
+    }
+}

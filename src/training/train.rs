@@ -1,0 +1,433 @@
+//! The AlphaZero loop: self-play with the current network, train on a window of the newest
+//! samples, checkpoint, measure against fixed baselines, repeat — resumable at every
+//! generation boundary.
+//!
+//! Run directory:
+//!
+//! ```text
+//! RUN/config.toml                   the config the run was started with (resume checks it)
+//! RUN/state.json                    last finished generation and optimizer steps
+//! RUN/models/gen-NNNNNN.safetensors checkpoints (+ .json sidecar, optimizer state)
+//! RUN/data/gen-NNNNNN/              that generation's self-play shards and game records
+//! RUN/metrics.jsonl, metrics.csv    one line per generation
+//! RUN/steps.csv                     one line per training step
+//! RUN/curve.svg                     Elo and losses over generations
+//! ```
+//!
+//! A generation is committed by writing `state.json` last; a crash or Ctrl-C loses at most
+//! the generation in progress, whose leftovers are cleared on resume. What each generation
+//! plays, trains and draws comes from the run's [`Schedule`], every random stream seeded by
+//! `(seed, generation)`: a resumed run writes exactly what the uninterrupted run would have
+//! written (same shards, same weights, same metrics but for timings).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{bail, Context};
+use serde::{Deserialize, Serialize};
+
+use crate::dataio::atomic::write_bytes;
+use crate::dataio::shard::Sample;
+use crate::eval::tournament::{run_match, MatchOptions};
+use crate::neuralnet::{Learner, Network};
+use crate::play::players::spec::NetParams;
+use crate::play::players::PlayerSpec;
+use crate::training::history::{
+    append_metrics, plot_curve, read_metrics, reconcile_history, summary, BaselineGames,
+    BaselineResult, GenerationMetrics,
+};
+use crate::training::minibatch::{load_labels, load_window, train_steps};
+use crate::training::runconfig::RunConfig;
+use crate::training::schedule::{generation_name, Schedule};
+use crate::training::selfplay::{run_selfplay, SelfplayStats};
+
+/// What `state.json` holds.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RunState {
+    generation: u32,
+    steps: u64,
+    elapsed_secs: f64,
+    /// Training samples self-play has written in all (what a sublinear window grows with;
+    /// absent in older runs, whose history gives it on resume).
+    #[serde(default)]
+    samples: u64,
+    /// The checkpoint generation 0 was copied from (`bao train --init`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    init: Option<String>,
+}
+
+/// The paths of a run directory.
+struct RunDir(PathBuf);
+
+impl RunDir {
+    fn model(&self, g: u32) -> PathBuf {
+        self.0
+            .join("models")
+            .join(format!("{}.safetensors", generation_name(g)))
+    }
+    fn data(&self, g: u32) -> PathBuf {
+        self.0.join("data").join(generation_name(g))
+    }
+    fn state(&self) -> PathBuf {
+        self.0.join("state.json")
+    }
+}
+
+/// Runs (or resumes) the loop in `run_dir`. Returns every generation's metrics.
+///
+/// A new run starts from a randomly initialised network, or from the checkpoint `init` (its
+/// weights, and its optimizer state when saved beside it): that is how a run goes on from a
+/// shipped model in a fresh checkout. `init` must match the config's variant and network, up to
+/// the additions [`Network::grown_to`] makes.
+pub fn train(
+    config_path: &Path,
+    run_dir: &Path,
+    init: Option<&Path>,
+) -> anyhow::Result<Vec<GenerationMetrics>> {
+    let config = RunConfig::load(config_path)?;
+    let config_text = std::fs::read_to_string(config_path)?;
+    let dir = RunDir(run_dir.to_path_buf());
+    let device = config.train.device.resolve()?;
+    // Read before the run directory is touched, so a missing label set leaves nothing behind.
+    let labels = load_labels(&config)?;
+    // A directory that is not a run is refused before the lock file would be written into it.
+    if !dir.state().exists() && holds_foreign_files(&dir.0)? {
+        bail!(
+            "{} exists, is not empty and has no state.json: not a bao run directory (or one whose first generation never finished); remove it or pick another --run",
+            dir.0.display()
+        );
+    }
+    // Before anything in the directory is read or changed, and held to the end.
+    let _lock = crate::training::runlock::RunLock::acquire(&dir.0)?;
+    crate::setup::torch_threads(None);
+
+    let (mut state, learner) = if dir.state().exists() {
+        let saved_config = dir.0.join("config.toml");
+        let saved: RunConfig = crate::config::load_toml(&saved_config)
+            .with_context(|| format!("{} is not a readable bao run directory", dir.0.display()))?;
+        // Only the generation count may change between runs (raising it continues the run),
+        // and the self-play network's number format, which changes how fast, not what, it
+        // plays (to bf16's resolution).
+        let mut same = saved.clone();
+        same.train.generations = config.train.generations;
+        same.selfplay.precision = config.selfplay.precision;
+        if same != config {
+            bail!(
+                "run directory {} was started with a different config (see {}); use another --run directory",
+                dir.0.display(),
+                saved_config.display()
+            );
+        }
+        let text = std::fs::read_to_string(dir.state())?;
+        let state: RunState = serde_json::from_str(&text)
+            .with_context(|| format!("corrupt run state {}", dir.state().display()))?;
+        let learner = Learner::resume(
+            &dir.model(state.generation),
+            device,
+            config.optimizer.clone(),
+        )
+        .with_context(|| format!("cannot resume from generation {}", state.generation))?;
+        learner.network().ensure_variant(config.variant)?;
+        eprintln!(
+            "resuming {} at generation {}",
+            dir.0.display(),
+            state.generation
+        );
+        if init.is_some() {
+            eprintln!("(--init is ignored: the run exists and resumes from its own checkpoints)");
+        }
+        (state, learner)
+    } else {
+        std::fs::create_dir_all(dir.0.join("models"))?;
+        write_bytes(&dir.0.join("config.toml"), config_text.as_bytes())?;
+        let learner = initial_learner(&config, device, init)?;
+        learner.save(&dir.model(0))?;
+        let state = RunState {
+            init: init.map(|p| p.display().to_string()),
+            ..RunState::default()
+        };
+        write_bytes(
+            &dir.state(),
+            serde_json::to_string_pretty(&state)?.as_bytes(),
+        )?;
+        (state, learner)
+    };
+    let mut learner = learner;
+    learner.set_search_params(config.search.clone());
+
+    reconcile_history(&dir.0, state.generation)?;
+    let mut history = read_metrics(&dir.0)?;
+    if state.samples == 0 {
+        // A state written before it counted samples: its history has them.
+        state.samples = history.iter().map(|m| m.selfplay_positions).sum();
+    }
+    let target = config.train.generations;
+    std::thread::scope(|scope| -> anyhow::Result<()> {
+        // With `[train] pipeline`, the next generation's self-play, running beside training.
+        let mut ahead: Option<std::thread::ScopedJoinHandle<'_, anyhow::Result<SelfplayStats>>> =
+            None;
+        while state.generation < target {
+            let started = Instant::now();
+            let g = state.generation + 1;
+            let stats = match ahead.take() {
+                Some(h) => h
+                    .join()
+                    .map_err(|_| anyhow::anyhow!("self-play of generation {g} panicked"))??,
+                None => play(&config, &dir, g, state.init.is_some(), true)?,
+            };
+            if config.train.pipeline && g < target {
+                let (config, dir) = (&config, &dir);
+                eprintln!("  self-play of generation {} runs beside training", g + 1);
+                ahead = Some(scope.spawn(move || {
+                    crate::setup::torch_threads(None);
+                    play(config, dir, g + 1, false, false)
+                }));
+            }
+            let mut metrics = learn(&config, &dir, g, stats, &labels, &mut learner, &mut state)?;
+            state.generation = g;
+            state.elapsed_secs += started.elapsed().as_secs_f64();
+            metrics.elapsed_secs = state.elapsed_secs;
+            metrics.steps = state.steps;
+            append_metrics(&dir.0, &metrics)?;
+            history.push(metrics.clone());
+            plot_curve(&dir.0.join("curve.svg"), &history)?;
+            // Commit point: everything of generation g is on disk before state.json says so.
+            write_bytes(
+                &dir.state(),
+                serde_json::to_string_pretty(&state)?.as_bytes(),
+            )?;
+            println!("{}", summary(&metrics));
+        }
+        Ok(())
+    })?;
+    Ok(history)
+}
+
+/// Generation 0 of a new run: a fresh network, or the checkpoint `init`.
+fn initial_learner(
+    config: &RunConfig,
+    device: tch::Device,
+    init: Option<&Path>,
+) -> anyhow::Result<Learner> {
+    let Some(path) = init else {
+        let seed = Schedule::new(config).torch_seed();
+        let net = Network::new_seeded(&config.network, config.variant, device, seed)?;
+        let mut learner = Learner::new(net, config.optimizer.clone())?;
+        learner.set_lineage(0, None);
+        learner.set_search_params(config.search.clone());
+        return Ok(learner);
+    };
+    let what = || format!("--init {}", path.display());
+    let net = crate::setup::network(path, Some(config.variant), device).with_context(what)?;
+    let mut learner = if net.config() != &config.network {
+        // Move features, auxiliary heads or blocks added to a trained model: grow it (its
+        // function unchanged); the optimizer's moments do not fit the new shapes.
+        let grown = net.grown_to(&config.network).with_context(what)?;
+        eprintln!(
+            "--init {}: grown into the config's [network] (new input planes start at zero \
+             weight, new blocks as identities); the optimizer starts afresh",
+            path.display()
+        );
+        Learner::new(grown, config.optimizer.clone())?
+    } else {
+        drop(net);
+        // Keep the optimizer's moments when they were saved beside the checkpoint.
+        match Learner::resume(path, device, config.optimizer.clone()) {
+            Ok(l) => l,
+            Err(_) => Learner::new(
+                crate::setup::network(path, Some(config.variant), device).with_context(what)?,
+                config.optimizer.clone(),
+            )?,
+        }
+    };
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    learner.set_lineage(0, name);
+    Ok(learner)
+}
+
+/// Generation `g`'s self-play into its data directory, by the network of generation
+/// [`Schedule::played_by`]`(g)`. A run started from a trained network (`--init`) has no
+/// window yet; trained on one generation's few thousand positions it overfits them and gets
+/// weaker (measured with the Kiswahili model: -176 Elo in 11 generations), so its first
+/// generation plays on until it holds `window_min` positions. A random network has nothing
+/// to lose and starts at once.
+fn play(
+    config: &RunConfig,
+    dir: &RunDir,
+    g: u32,
+    from_init: bool,
+    progress: bool,
+) -> anyhow::Result<SelfplayStats> {
+    let schedule = Schedule::new(config);
+    let data = dir.data(g);
+    if data.exists() {
+        std::fs::remove_dir_all(&data)?; // leftovers of an interrupted generation
+    }
+    std::fs::create_dir_all(&data)?;
+    let model = dir.model(schedule.played_by(g));
+    let mut evaluator = crate::setup::evaluator(
+        &model,
+        Some(config.variant),
+        &crate::setup::NetChoice {
+            device: config.train.device,
+            precision: config.selfplay.precision,
+            ..Default::default()
+        },
+    )?;
+    let games = config.train.games_per_generation;
+    let mut stats = run_selfplay(
+        &schedule.selfplay(g, 0),
+        &mut evaluator,
+        games,
+        &data,
+        progress,
+    )?;
+    let mut round = 0;
+    if g == 1 && from_init {
+        while (stats.positions as usize) < config.train.window_min {
+            eprintln!(
+                "  generation 1 of a run from --init: {} of window_min = {} positions, playing on",
+                stats.positions, config.train.window_min
+            );
+            round += 1;
+            let more = run_selfplay(
+                &schedule.selfplay(g, round),
+                &mut evaluator,
+                games,
+                &data,
+                progress,
+            )?;
+            anyhow::ensure!(
+                more.positions > 0,
+                "self-play of generation {g} wrote no training samples"
+            );
+            stats.absorb(more);
+        }
+    }
+    Ok(stats)
+}
+
+/// Generation `g` after its self-play (`stats`): training on the window, checkpoint,
+/// matches against the baselines.
+fn learn(
+    config: &RunConfig,
+    dir: &RunDir,
+    g: u32,
+    stats: SelfplayStats,
+    labels: &[Sample],
+    learner: &mut Learner,
+    state: &mut RunState,
+) -> anyhow::Result<GenerationMetrics> {
+    let schedule = Schedule::new(config);
+    let selfplay_secs = stats.wall_secs;
+
+    // Window of the newest positions, newest generations first.
+    let dirs: Vec<PathBuf> = (1..=g)
+        .rev()
+        .map(|k| dir.data(k))
+        .filter(|d| d.exists())
+        .collect();
+    state.samples += stats.positions;
+    let window = load_window(&dirs, schedule.window_size(g, state.samples))?;
+    anyhow::ensure!(
+        !window.is_empty(),
+        "self-play of generation {g} wrote no training samples"
+    );
+    let mut plan = schedule.minibatches(g, stats.positions);
+    let (steps, batch_size) = (plan.steps, plan.batch_size);
+    let lr = schedule.learning_rate(g);
+    learner.set_learning_rate(lr)?;
+    let bar = crate::util::progress::bar(steps as u64, "steps", true);
+    let tt = Instant::now();
+    let mut steps_log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.0.join("steps.csv"))?;
+    let mean = train_steps(learner, &window, labels, None, &mut plan, |l| {
+        state.steps += 1;
+        writeln!(
+            steps_log,
+            "{},{},{:.5},{:.5},{:.4},{:.4},{}",
+            g, state.steps, l.policy, l.value, l.policy_entropy, l.value_accuracy, lr
+        )?;
+        bar.set_message(format!("policy {:.3} value {:.3}", l.policy, l.value));
+        bar.inc(1);
+        Ok(())
+    })?;
+    bar.finish_and_clear();
+    let train_secs = tt.elapsed().as_secs_f64();
+    learner.set_lineage(
+        g as u64,
+        Some(format!("{}.safetensors", generation_name(g - 1))),
+    );
+    learner.save(&dir.model(g))?;
+
+    // Strength against the fixed baselines.
+    let me = PlayerSpec::Net(NetParams {
+        path: dir.model(g),
+        sims: Some(config.eval.sims),
+        ..NetParams::default()
+    });
+    let mut vs = Vec::new();
+    let e = config.eval.every;
+    let evaluated = g == 1 || g.is_multiple_of(e) || g == config.train.generations;
+    for baseline in config.eval.baselines.iter().filter(|_| evaluated) {
+        let options = MatchOptions {
+            games: config.eval.games,
+            ply_cap: config.eval.ply_cap,
+            seed: schedule.eval_seed(g),
+            progress: false,
+            proofs: config.eval.proofs_ms.map(std::time::Duration::from_millis),
+        };
+        let r = run_match(config.variant, &me, baseline, &options)?;
+        vs.push(BaselineResult {
+            baseline: baseline.to_string(),
+            score: r.score.unwrap_or(0.0),
+            elo: r.elo,
+            games: BaselineGames {
+                wins: r.a_wins,
+                losses: r.b_wins,
+                unfinished: r.unfinished,
+                elo_ci95: r.elo_ci95,
+            },
+            proofs: r.proofs,
+        });
+    }
+    Ok(GenerationMetrics {
+        generation: g,
+        steps: state.steps,
+        elapsed_secs: 0.0,
+        selfplay_games: stats.games,
+        selfplay_positions: stats.positions,
+        games_per_sec: stats.games as f64 / selfplay_secs.max(1e-9),
+        avg_plies: stats.avg_plies(),
+        window: window.len(),
+        train_steps: steps,
+        samples_per_sec: (steps * batch_size) as f64 / train_secs.max(1e-9),
+        learning_rate: lr,
+        policy_loss: mean.policy,
+        value_loss: mean.value,
+        margin_loss: mean.margin,
+        reply_loss: mean.reply,
+        policy_entropy: mean.policy_entropy,
+        value_accuracy: mean.value_accuracy,
+        distinct_games: stats.distinct_games() as u64,
+        distinct_openings: stats.distinct_openings() as u64,
+        solver_proven: stats.solver_proven,
+        solver_corrected: stats.solver_corrected,
+        vs,
+    })
+}
+
+/// True when `dir` exists and holds anything but a run lock file.
+fn holds_foreign_files(dir: &Path) -> anyhow::Result<bool> {
+    if !dir.exists() {
+        return Ok(false);
+    }
+    Ok(std::fs::read_dir(dir)
+        .with_context(|| format!("cannot read {}", dir.display()))?
+        .filter_map(Result::ok)
+        .any(|e| e.file_name() != "lock"))
+}
