@@ -1,23 +1,29 @@
-//! The engine protocol (`bao engine <player spec>`): a line protocol on stdin/stdout, one answer line per command.
+//! The engine protocol (`bao engine <player spec>`): a line protocol on stdin/stdout, answered
+//! in order, one line per command.
 //!
 //! ```text
 //! variant kiswahili|kujifunza                   -> ok
 //! position startpos [moves m1 m2 ...]           -> ok
 //! position json <R13 JSON> [moves m1 m2 ...]    -> ok
 //! go [sims N] [depth D] [movetime MS]           -> bestmove <move>
-//! stop                                          -> (the running go answers now)
+//! stop                                          -> (the running go answers now: bestmove)
+//! setoption name KEY value V                    -> ok   (a `[search]` key of a net: player)
 //! name                                          -> name <text>
 //! quit                                          -> (exits, no answer; stops a running go)
 //! ```
 //!
 //! Anything malformed or illegal is answered `error <reason>` and changes nothing; the engine
 //! keeps going (a line that is not UTF-8 included; errors quote at most
-//! [`QUOTE_CHARS`] characters of what they got). `position json` switches to the JSON's
-//! variant. `go` searches on a worker thread while commands are still read: `stop` ends the
-//! search (it answers `bestmove` with the best move so far), `quit` stops it and exits, and any
-//! other command meanwhile gets `error busy ...`. `movetime` is measured on the searching
-//! thread's CPU clock (`--clock wall` for real time). The session logic is [`EngineSession`], so
-//! it can be tested without a process.
+//! [`QUOTE_CHARS`] characters of what they got, control characters escaped). `position json`
+//! switches to the JSON's variant. A `go` is checked before anything starts: a refused one is
+//! answered at once and leaves the engine idle. An accepted `go` searches on a worker thread
+//! while commands are still read: `stop` ends the search and its `bestmove` (the best move so
+//! far) is written before the next command is read, so commands sent together with `stop` are
+//! answered in order after it; `quit` stops it and exits; any other command meanwhile gets
+//! `error busy ...`. A `stop` with no search running (one that ended by itself included) is
+//! answered `error stop: no search is running`. `movetime` is measured on the searching
+//! thread's CPU clock (`--clock wall` for real time). The session logic is [`EngineSession`],
+//! so it can be tested without a process.
 
 use std::io::{BufRead, Write};
 use std::sync::mpsc;
@@ -29,9 +35,8 @@ use crate::game::{After, Position, Variant};
 use crate::play::players::{self, Limits, Player, PlayerSpec};
 use crate::search::alphabeta::AlphaBetaParams;
 use crate::search::{ClockKind, StopSignal};
-
-/// Most characters of a bad command an error quotes back (a 10 MB line gets a short answer).
-pub const QUOTE_CHARS: usize = 40;
+pub use crate::util::quote::QUOTE_CHARS;
+use crate::util::quote::{clip, quote, MESSAGE_CHARS};
 
 /// The engine's state between commands.
 pub struct EngineSession {
@@ -132,27 +137,86 @@ impl EngineSession {
             ["position", ..] => {
                 anyhow::bail!("usage: position startpos|json <R13 JSON> [moves m1 m2 ...]")
             }
-            ["go", rest @ ..] => {
-                let limits = Limits {
-                    clock: self.clock,
-                    stop,
-                    ..parse_go(rest)?
-                };
-                let pos = self.position.context("no legal move: the game is over")?;
-                anyhow::ensure!(
-                    !pos.legal_moves().is_empty(),
-                    "no legal move: the game is over"
-                );
-                let chosen = self.player.choose(&pos, &limits)?;
-                Ok(format!("bestmove {}", chosen.mv.notation(pos.to_move())))
+            ["go", ..] => {
+                let (pos, limits) = self.prepare_go(words, stop)?;
+                self.search(&pos, &limits)
             }
+            ["setoption", "name", key, "value", value @ ..] if !value.is_empty() => {
+                self.set_option(key, &value.join(" "))?;
+                Ok("ok".into())
+            }
+            ["setoption", ..] => anyhow::bail!("usage: setoption name KEY value VALUE"),
             ["name"] => Ok(format!("name {}", self.player.name())),
             ["stop"] => anyhow::bail!("stop: no search is running"),
             [cmd, ..] => anyhow::bail!(
-                "unknown command `{}` (expected variant, position, go, stop, name or quit)",
+                "unknown command `{}` (expected variant, position, go, stop, setoption, name or quit)",
                 quote(cmd)
             ),
         }
+    }
+
+    /// Checks a `go` command (its words) and the position before any search starts: the
+    /// position and limits to search, or why the `go` is refused.
+    pub fn prepare_go(
+        &self,
+        words: &[&str],
+        stop: Option<StopSignal>,
+    ) -> anyhow::Result<(Position, Limits)> {
+        let rest = match words {
+            ["go", rest @ ..] => rest,
+            _ => anyhow::bail!("not a go command"),
+        };
+        let limits = Limits {
+            clock: self.clock,
+            stop,
+            ..parse_go(rest)?
+        };
+        let pos = self.position.context("no legal move: the game is over")?;
+        anyhow::ensure!(
+            !pos.legal_moves().is_empty(),
+            "no legal move: the game is over"
+        );
+        Ok((pos, limits))
+    }
+
+    /// Runs a search [`Self::prepare_go`] accepted: the `bestmove` line.
+    fn search(&mut self, pos: &Position, limits: &Limits) -> anyhow::Result<String> {
+        let chosen = self.player.choose(pos, limits)?;
+        Ok(format!("bestmove {}", chosen.mv.notation(pos.to_move())))
+    }
+
+    /// [`Self::search`] as the protocol line it answers (`error ...` when the player failed).
+    pub fn search_line(&mut self, pos: &Position, limits: &Limits) -> String {
+        self.search(pos, limits).unwrap_or_else(|e| error_line(&e))
+    }
+
+    /// `setoption name KEY value VALUE`: sets the `[search]` key `KEY` of a `net:` player (as
+    /// the spec option `KEY=VALUE` would) for the `go`s that follow, rebuilding the player.
+    /// Refused, changing nothing, for an unknown key, a bad value, or a player without search
+    /// settings.
+    fn set_option(&mut self, key: &str, value: &str) -> anyhow::Result<()> {
+        let PlayerSpec::Net(params) = &self.spec else {
+            anyhow::bail!(
+                "setoption `{}`: `{}` has no [search] settings (only net: players take setoption)",
+                quote(key),
+                quote(&self.spec.to_string())
+            );
+        };
+        let key = if key == "cpuct" { "c_puct" } else { key };
+        let mut params = params.clone();
+        match params.search.iter_mut().find(|(k, _)| k == key) {
+            Some(slot) => slot.1 = value.to_string(),
+            None => params.search.push((key.to_string(), value.to_string())),
+        }
+        crate::search::SearchParams::default()
+            .with_overrides(params.search.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .with_context(|| format!("setoption `{}`", quote(key)))?;
+        let spec = PlayerSpec::Net(params);
+        let player = players::build(&spec, self.variant, self.seed)
+            .with_context(|| format!("setoption `{}`", quote(key)))?;
+        self.spec = spec;
+        self.player = player;
+        Ok(())
     }
 
     fn set_variant(&mut self, variant: Variant) -> anyhow::Result<()> {
@@ -191,10 +255,18 @@ fn parse_go(rest: &[&str]) -> anyhow::Result<Limits> {
         let (key, value) = (quote(key), it.next().map(|v| quote(v)));
         let value = value.with_context(|| format!("`go {key}` needs a number"))?;
         let n: u64 = value.parse().map_err(|_| {
-            anyhow::anyhow!("`go {key} {value}`: `{value}` is not a non-negative integer")
+            if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
+                anyhow::anyhow!("`go {key} {value}`: `{value}` is too large")
+            } else {
+                anyhow::anyhow!("`go {key} {value}`: `{value}` is not a non-negative integer")
+            }
         })?;
         match key.as_str() {
-            "sims" => limits.sims = Some(u32::try_from(n).context("sims too large")?),
+            "sims" => {
+                limits.sims = Some(u32::try_from(n).map_err(|_| {
+                    anyhow::anyhow!("`go sims {n}`: {n} is too large (at most {})", u32::MAX)
+                })?)
+            }
             "depth" => {
                 let max = AlphaBetaParams::MAX_DEPTH as u64;
                 anyhow::ensure!(
@@ -215,17 +287,10 @@ fn parse_go(rest: &[&str]) -> anyhow::Result<Limits> {
     Ok(limits)
 }
 
-/// At most [`QUOTE_CHARS`] characters of `text`, marked when cut.
-fn quote(text: &str) -> String {
-    match text.char_indices().nth(QUOTE_CHARS) {
-        Some((cut, _)) => format!("{}...", &text[..cut]),
-        None => text.to_string(),
-    }
-}
-
-/// An error as one protocol line.
+/// An error as one protocol line: control characters escaped (a newline too), and cut short
+/// should a message quote more of its input than it should.
 fn error_line(e: &anyhow::Error) -> String {
-    format!("error {}", format!("{e:#}").replace(['\n', '\r'], " "))
+    format!("error {}", clip(&format!("{e:#}"), MESSAGE_CHARS))
 }
 
 /// What the driver's loop waits for: a line from stdin, or the end of a search.
@@ -234,8 +299,8 @@ enum Event {
     Line(Result<String, std::string::FromUtf8Error>),
     /// Stdin closed or failed.
     Eof,
-    /// The running `go` answered.
-    Done(Option<String>),
+    /// The search with this number ended (its answer is collected by joining its thread).
+    Done(u64),
 }
 
 /// Reads stdin line by line (as bytes, so a line that is not UTF-8 is an answerable error, not
@@ -263,6 +328,8 @@ fn read_lines(tx: mpsc::Sender<Event>) {
     let _ = tx.send(Event::Eof);
 }
 
+const NOT_UTF8: &str = "error the line is not valid UTF-8";
+
 /// Runs the protocol on stdin and stdout until `quit` or the end of input.
 pub fn serve_stdio(mut session: EngineSession) -> anyhow::Result<()> {
     let (tx, rx) = mpsc::channel();
@@ -273,59 +340,75 @@ pub fn serve_stdio(mut session: EngineSession) -> anyhow::Result<()> {
         writeln!(out, "{line}")?;
         out.flush().context("cannot write stdout")
     };
+    let mut searches = 0u64;
     while let Ok(event) = rx.recv() {
         let line = match event {
             Event::Line(Ok(line)) => line,
             Event::Line(Err(_)) => {
-                say("error the line is not valid UTF-8")?;
+                say(NOT_UTF8)?;
                 continue;
             }
-            Event::Eof | Event::Done(_) => break,
+            // A search that `stop` ended already answered.
+            Event::Done(_) => continue,
+            Event::Eof => break,
         };
-        if line.split_whitespace().next() != Some("go") {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if words.first() != Some(&"go") {
             match session.respond(&line) {
                 Some(reply) => say(&reply)?,
                 None => break,
             }
             continue;
         }
-        // `go`: search on a worker thread, answering `stop`, `quit` and (busy) anything else.
+        // `go`: checked here, so that a refused one answers first and starts nothing.
         let stop = StopSignal::new();
-        let mut quit = false;
-        let mut eof = false;
+        let (pos, limits) = match session.prepare_go(&words, Some(stop.clone())) {
+            Ok(go) => go,
+            Err(e) => {
+                say(&error_line(&e))?;
+                continue;
+            }
+        };
+        // Search on a worker thread, reading commands meanwhile: `stop` and `quit` end the
+        // search, whose answer is written before the next command is read; the rest is busy.
+        searches += 1;
+        let id = searches;
+        let mut exit = false;
         std::thread::scope(|scope| -> anyhow::Result<()> {
             let done = tx.clone();
-            let (session, line, signal) = (&mut session, &line, stop.clone());
-            scope.spawn(move || {
-                let _ = done.send(Event::Done(session.respond_with(line, Some(signal))));
+            let session = &mut session;
+            let search = scope.spawn(move || {
+                let reply = session.search_line(&pos, &limits);
+                let _ = done.send(Event::Done(id));
+                reply
             });
-            while let Ok(event) = rx.recv() {
-                match event {
-                    Event::Done(reply) => {
-                        if let Some(reply) = reply {
-                            say(&reply)?;
-                        }
-                        break;
-                    }
-                    Event::Line(Ok(l)) => match l.trim() {
-                        "stop" => stop.stop(),
+            loop {
+                match rx.recv() {
+                    Ok(Event::Done(n)) if n == id => break,
+                    Ok(Event::Done(_)) => {}
+                    Ok(Event::Line(Ok(l))) => match l.trim() {
+                        "stop" => break,
                         "quit" => {
-                            quit = true;
-                            stop.stop();
+                            exit = true;
+                            break;
                         }
                         _ => say("error busy: a search is running (send stop)")?,
                     },
-                    Event::Line(Err(_)) => say("error the line is not valid UTF-8")?,
-                    // Stdin closed: nobody waits for this search; end it, then the session.
-                    Event::Eof => {
-                        eof = true;
-                        stop.stop();
+                    Ok(Event::Line(Err(_))) => say(NOT_UTF8)?,
+                    // Stdin closed: nobody sends `stop`; end the search, then the session.
+                    Ok(Event::Eof) | Err(_) => {
+                        exit = true;
+                        break;
                     }
                 }
             }
-            Ok(())
+            stop.stop();
+            let reply = search
+                .join()
+                .unwrap_or_else(|_| "error the search failed (it panicked)".to_string());
+            say(&reply)
         })?;
-        if quit || eof {
+        if exit {
             break;
         }
     }
