@@ -391,3 +391,117 @@ fn a_bf16_network_player_plays_a_match() {
         assert!(g.plies > config.opening_plies, "{} plies", g.plies);
     }
 }
+
+/// Runs `bao ARGS` to its end on a thread: its success, stdout and stderr, or `None` when it
+/// is still running after `bound` (it is then killed).
+fn run_bao_within(args: &[&str], bound: std::time::Duration) -> Option<(bool, String, String)> {
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_bao"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(bound) {
+        Ok(out) => {
+            let out = out.unwrap();
+            Some((
+                out.status.success(),
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+                String::from_utf8_lossy(&out.stderr).into_owned(),
+            ))
+        }
+        Err(_) => {
+            let _ = std::process::Command::new("kill")
+                .args(["-9", &pid.to_string()])
+                .status();
+            None
+        }
+    }
+}
+
+/// An external engine that never answers (not even the handshake) forfeits each game with the
+/// reason in the results; its process is ended and the tournament goes on to its end.
+#[test]
+fn an_engine_that_never_answers_forfeits_and_the_tournament_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let started = std::time::Instant::now();
+    let bound = std::time::Duration::from_secs(60);
+    let (ok, text, err) = run_bao_within(
+        &[
+            "eval",
+            "--variant",
+            "kujifunza",
+            "--games",
+            "2",
+            "--threads",
+            "1",
+            "--players",
+            "random,ext:\"sleep 100\":timeout=1000",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        bound,
+    )
+    .unwrap_or_else(|| panic!("bao eval still waits after {bound:?}"));
+    assert!(ok, "{text}\n{err}");
+    assert!(started.elapsed() < bound);
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    let games = results["games"].as_array().unwrap();
+    assert_eq!(games.len(), 2, "{results}");
+    for g in games {
+        let end = &g["end"];
+        assert_eq!(end["kind"], "forfeit", "{g}");
+        let reason = end["reason"].as_str().unwrap();
+        assert!(reason.contains("did not answer"), "{reason}");
+        let ext_side = if g["south"] == 1 { "S" } else { "N" };
+        assert_eq!(end["loser"], ext_side, "{g}");
+    }
+    assert_eq!(results["pairs"][0]["forfeits"], 2, "{results}");
+}
+
+/// An engine that answers the handshake but never a `go` forfeits when its move time is up
+/// (the default derived from the movetime); the next game starts it afresh, and the
+/// tournament ends.
+#[test]
+fn an_engine_that_never_moves_forfeits_each_game_in_bounded_time() {
+    let silent_go =
+        "ext:\"sh -c 'while read l; do case $l in go*) ;; quit) exit ;; *) echo ok ;; esac; done'\":ms=200";
+    let mut config =
+        TournamentConfig::new(Variant::Kujifunza, vec![spec("random"), spec(silent_go)], 2);
+    config.threads = 1;
+    let started = std::time::Instant::now();
+    let r = tournament::run_tournament(&config).unwrap();
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(60),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(r.games.len(), 2);
+    for g in &r.games {
+        match &g.end {
+            GameEnd::Forfeit { reason, .. } => {
+                assert!(reason.contains("did not answer `go"), "{reason}")
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(g.winner(), Some(0));
+    }
+}
+
+/// The timeout option is checked like every other.
+#[test]
+fn an_external_engines_timeout_is_checked() {
+    common::assert_spec_refused("ext:\"bao engine greedy\":timeout=0", "timeout");
+    common::assert_spec_refused("ext:\"bao engine greedy\":timeout=x", "timeout");
+    assert_eq!(
+        spec("ext:\"bao engine greedy\":timeout=1500").to_string(),
+        "ext:\"bao engine greedy\":timeout=1500"
+    );
+}

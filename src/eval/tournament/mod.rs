@@ -11,7 +11,6 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::Instant;
 
-use anyhow::Context;
 use serde::Serialize;
 
 mod report;
@@ -26,6 +25,7 @@ use crate::eval::movecost::{MoveCosts, MoveTime, MoveTimer, PlayerCosts};
 use crate::eval::proofs::{DroppedWin, ProofChecker, ProofCounts};
 use crate::eval::sprt::{Sprt, SprtDecision};
 use crate::game::{After, Outcome, Position, Side, Variant, WinReason};
+use crate::play::players::external::is_engine_failure;
 use crate::play::players::{self, ChosenMove, Limits, Player, PlayerSpec};
 use crate::search::ClockKind;
 use crate::util::seeds::mix;
@@ -412,10 +412,17 @@ pub fn run_tournament(config: &TournamentConfig) -> anyhow::Result<TournamentRes
     if config.sprt.is_some() {
         anyhow::ensure!(n == 2, "--sprt needs exactly two players (got {n})");
     }
-    // Build each player once up front so that a bad spec fails before any game is played.
+    // Build each player once up front so that a bad spec fails before any game is played. An
+    // external engine that starts but fails its handshake is not a bad spec: it forfeits the
+    // games it cannot play.
     for spec in &config.players {
-        players::build(spec, config.variant, 0)
-            .with_context(|| format!("cannot build player `{spec}`"))?;
+        match players::build(spec, config.variant, 0) {
+            Ok(_) => {}
+            Err(e) if is_engine_failure(&e) => {
+                tracing::warn!("{spec}: {e:#}; each of its games starts it again or forfeits")
+            }
+            Err(e) => return Err(e.context(format!("cannot build player `{spec}`"))),
+        }
     }
     let names: Vec<String> = config.players.iter().map(|s| s.display_name()).collect();
     let pairs = config.pairs();
@@ -536,27 +543,26 @@ fn run_job(
         (job.b, job.a)
     };
     let game_seed = mix(config.seed ^ mix((job.pair as u64) << 32 | job.game as u64));
+    // A player that cannot start (an external engine failing its handshake) forfeits.
+    let mut unready: Option<(Side, String)> = None;
     for (k, &who) in [south, north].iter().enumerate() {
         if cache[who].is_none() {
             let spec = &config.players[who];
-            cache[who] = Some(
-                players::build(spec, config.variant, game_seed)
-                    .with_context(|| format!("cannot build player `{spec}`"))?,
-            );
+            match players::build(spec, config.variant, game_seed) {
+                Ok(p) => cache[who] = Some(p),
+                Err(e) if is_engine_failure(&e) => {
+                    let side = if k == 0 { Side::South } else { Side::North };
+                    unready.get_or_insert((side, format!("{e:#}")));
+                    continue;
+                }
+                Err(e) => return Err(e.context(format!("cannot build player `{spec}`"))),
+            }
         }
         cache[who]
             .as_mut()
             .expect("built")
             .new_game(mix(game_seed ^ k as u64));
     }
-    let (ps, pn) = if south < north {
-        let (lo, hi) = cache.split_at_mut(north);
-        (lo[south].as_deref_mut(), hi[0].as_deref_mut())
-    } else {
-        let (lo, hi) = cache.split_at_mut(south);
-        (hi[0].as_deref_mut(), lo[north].as_deref_mut())
-    };
-    let (ps, pn) = (ps.expect("built"), pn.expect("built"));
     let limits = Limits {
         clock: config.clock,
         ..Limits::default()
@@ -566,22 +572,35 @@ fn run_job(
     let mut dropped_wins = Vec::new();
     let mut record = GameRecord::new(&Position::start(config.variant));
     record.moves.clone_from(moves);
-    let (end, plies) = play_game(
-        ps,
-        pn,
-        *start,
-        moves.len() as u32,
-        config.ply_cap,
-        &limits,
-        |pos, chosen, time| {
-            let me = pos.to_move().index();
-            record.push(&chosen.mv, pos.to_move());
-            costs[me].record(time, &chosen.analysis);
-            if let Some(checker) = checker.as_mut() {
-                dropped_wins.extend(checker.check(pos, &chosen.mv, &mut proofs[me]));
-            }
-        },
-    );
+    let (end, plies) = match unready {
+        Some((loser, reason)) => (GameEnd::Forfeit { loser, reason }, moves.len() as u32),
+        None => {
+            let (ps, pn) = if south < north {
+                let (lo, hi) = cache.split_at_mut(north);
+                (lo[south].as_deref_mut(), hi[0].as_deref_mut())
+            } else {
+                let (lo, hi) = cache.split_at_mut(south);
+                (hi[0].as_deref_mut(), lo[north].as_deref_mut())
+            };
+            let (ps, pn) = (ps.expect("built"), pn.expect("built"));
+            play_game(
+                ps,
+                pn,
+                *start,
+                moves.len() as u32,
+                config.ply_cap,
+                &limits,
+                |pos, chosen, time| {
+                    let me = pos.to_move().index();
+                    record.push(&chosen.mv, pos.to_move());
+                    costs[me].record(time, &chosen.analysis);
+                    if let Some(checker) = checker.as_mut() {
+                        dropped_wins.extend(checker.check(pos, &chosen.mv, &mut proofs[me]));
+                    }
+                },
+            )
+        }
+    };
     if let GameEnd::Forfeit { loser, reason } = &end {
         let who = if *loser == Side::South { south } else { north };
         tracing::warn!(
@@ -590,6 +609,9 @@ fn run_job(
             job.game,
             job.pair
         );
+        // A player that failed is not trusted with another game: the next one builds it
+        // afresh (for an external engine, dropping it ends the process that hung or erred).
+        cache[who] = None;
     }
     match &end {
         GameEnd::Win { winner, reason } => record.finish_won(Outcome {

@@ -2,7 +2,11 @@
 //!
 //! Each move sends the whole position (`position json ...`) and a `go` with the spec's limits
 //! (or the caller's), so the engine needs no game history. Replies are read on a thread so
-//! that a hung engine is reported after a timeout instead of blocking a tournament.
+//! that a hung engine is reported after a timeout instead of blocking a tournament: the
+//! handshake and every answer but a `go`'s within [`REPLY_TIMEOUT`], a `go` within twice its
+//! movetime plus [`GO_GRACE`] ([`GO_TIMEOUT`] without a movetime); the spec's `timeout=MS`
+//! replaces them (a `go` then gets its movetime plus `MS`). An engine that started but failed
+//! its handshake is an [`EngineFailure`], which tournaments score as a forfeit.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -15,10 +19,24 @@ use super::spec::ExtParams;
 use super::{ChosenMove, Limits, Player};
 use crate::game::{Position, Variant};
 
-/// How long an engine may take to answer anything but `go`.
-const REPLY_TIMEOUT: Duration = Duration::from_secs(30);
-/// Extra time a `go` may take beyond its movetime (or in all, without one).
-const GO_GRACE: Duration = Duration::from_secs(120);
+/// How long an engine may take to answer anything but `go` (the handshake included).
+pub const REPLY_TIMEOUT: Duration = Duration::from_secs(30);
+/// Extra time a `go` may take beyond twice its movetime.
+pub const GO_GRACE: Duration = Duration::from_secs(10);
+/// How long a `go` without a movetime may take.
+pub const GO_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// An engine that started but did not answer its handshake as the protocol says (silent, out
+/// of time, exited, or nonsense): the engine's fault, not the spec's, so a tournament scores
+/// each of its games as a forfeit and goes on.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct EngineFailure(pub String);
+
+/// Whether `e` is (or was caused by) an [`EngineFailure`].
+pub fn is_engine_failure(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.is::<EngineFailure>())
+}
 
 pub struct ExternalPlayer {
     name: String,
@@ -82,8 +100,28 @@ impl ExternalPlayer {
             lines,
             variant,
         };
-        player.expect_ok(&format!("variant {variant}"))?;
+        // Dropping the player on failure ends the process.
+        player
+            .expect_ok(&format!("variant {variant}"))
+            .map_err(|e| anyhow::Error::new(EngineFailure(format!("{e:#}"))))?;
         Ok(player)
+    }
+
+    /// How long an answer to anything but `go` may take.
+    fn reply_timeout(&self) -> Duration {
+        self.params
+            .timeout
+            .map_or(REPLY_TIMEOUT, Duration::from_millis)
+    }
+
+    /// How long the answer to a `go` with this movetime may take.
+    fn go_timeout(&self, movetime_ms: Option<u64>) -> Duration {
+        let movetime = Duration::from_millis(movetime_ms.unwrap_or(0));
+        match (self.params.timeout, movetime_ms) {
+            (Some(t), _) => movetime + Duration::from_millis(t),
+            (None, Some(_)) => movetime * 2 + GO_GRACE,
+            (None, None) => GO_TIMEOUT,
+        }
     }
 
     fn ask(&mut self, command: &str, timeout: Duration) -> anyhow::Result<String> {
@@ -108,7 +146,7 @@ impl ExternalPlayer {
     }
 
     fn expect_ok(&mut self, command: &str) -> anyhow::Result<()> {
-        let reply = self.ask(command, REPLY_TIMEOUT)?;
+        let reply = self.ask(command, self.reply_timeout())?;
         if reply.trim() != "ok" {
             bail!(
                 "engine `{}` answered `{reply}` to `{command}`",
@@ -120,7 +158,7 @@ impl ExternalPlayer {
 
     /// The engine's own name (`name` command).
     pub fn engine_name(&mut self) -> anyhow::Result<String> {
-        let reply = self.ask("name", REPLY_TIMEOUT)?;
+        let reply = self.ask("name", self.reply_timeout())?;
         reply
             .strip_prefix("name ")
             .map(str::to_string)
@@ -159,8 +197,7 @@ impl Player for ExternalPlayer {
         if let Some(m) = ms {
             go.push_str(&format!(" movetime {m}"));
         }
-        let timeout = GO_GRACE + Duration::from_millis(ms.unwrap_or(0) * 2);
-        let reply = self.ask(&go, timeout)?;
+        let reply = self.ask(&go, self.go_timeout(ms))?;
         let text = reply.strip_prefix("bestmove ").with_context(|| {
             format!(
                 "engine `{}` answered `{reply}` to `{go}`",

@@ -7,7 +7,8 @@
 //! mcts[:sims=N][:ms=MS][:c=C][:seed=N]       UCT with random rollouts, no network
 //! net:PATH[:sims=N][:ms=MS][:KEY=VALUE...][:device=D][:precision=P][:backend=B][:seed=N][:prove=F[:guard=M]][:leaf_ab=D[:leaf_ab_weight=W]]
 //!                                            sims=0 plays the raw policy
-//! ext:"COMMAND LINE"[:name=NAME][:sims=N][:depth=D][:ms=MS]   an engine speaking `bao engine`'s protocol
+//! ext:"COMMAND LINE"[:name=NAME][:sims=N][:depth=D][:ms=MS][:timeout=MS]
+//!                                            an engine speaking `bao engine`'s protocol
 //! ```
 //!
 //! `ms=MS` is a thinking time per move, on the thread's CPU clock unless the caller asks for
@@ -145,6 +146,9 @@ pub struct ExtParams {
     pub sims: Option<u32>,
     pub depth: Option<u32>,
     pub ms: Option<u64>,
+    /// The most milliseconds any answer may take (a `go`'s beyond its movetime); the defaults
+    /// are in [`super::external`].
+    pub timeout: Option<u64>,
 }
 
 impl FromStr for PlayerSpec {
@@ -289,7 +293,8 @@ impl FromStr for PlayerSpec {
                         "sims" => p.sims = Some(number(k, v, &fail)?),
                         "depth" => p.depth = Some(positive(k, v, &fail)?),
                         "ms" => p.ms = Some(positive(k, v, &fail)?),
-                        _ => return Err(unknown(kind, k, "name, sims, depth, ms", &fail)),
+                        "timeout" => p.timeout = Some(positive(k, v, &fail)?),
+                        _ => return Err(unknown(kind, k, "name, sims, depth, ms, timeout", &fail)),
                     }
                 }
                 Ok(PlayerSpec::Ext(p))
@@ -491,7 +496,8 @@ impl fmt::Display for PlayerSpec {
                 opt(f, "name", &p.name)?;
                 opt(f, "sims", &p.sims)?;
                 opt(f, "depth", &p.depth)?;
-                opt(f, "ms", &p.ms)
+                opt(f, "ms", &p.ms)?;
+                opt(f, "timeout", &p.timeout)
             }
         }
     }
