@@ -392,38 +392,6 @@ fn a_bf16_network_player_plays_a_match() {
     }
 }
 
-/// Runs `bao ARGS` to its end on a thread: its success, stdout and stderr, or `None` when it
-/// is still running after `bound` (it is then killed).
-fn run_bao_within(args: &[&str], bound: std::time::Duration) -> Option<(bool, String, String)> {
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_bao"))
-        .args(args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    match rx.recv_timeout(bound) {
-        Ok(out) => {
-            let out = out.unwrap();
-            Some((
-                out.status.success(),
-                String::from_utf8_lossy(&out.stdout).into_owned(),
-                String::from_utf8_lossy(&out.stderr).into_owned(),
-            ))
-        }
-        Err(_) => {
-            let _ = std::process::Command::new("kill")
-                .args(["-9", &pid.to_string()])
-                .status();
-            None
-        }
-    }
-}
-
 /// An external engine that never answers (not even the handshake) forfeits each game with the
 /// reason in the results; its process is ended and the tournament goes on to its end.
 #[test]
@@ -432,7 +400,7 @@ fn an_engine_that_never_answers_forfeits_and_the_tournament_ends() {
     let out = dir.path().join("out");
     let started = std::time::Instant::now();
     let bound = std::time::Duration::from_secs(60);
-    let (ok, text, err) = run_bao_within(
+    let (ok, text, err) = common::run_bao_within(
         &[
             "eval",
             "--variant",

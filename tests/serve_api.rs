@@ -1,6 +1,8 @@
 //! The JSON API of `bao serve`, through the real router: legal and illegal moves, bad JSON,
 //! unknown games, caps, undo, engine moves, records, and that games never touch each other.
 
+mod common;
+
 use std::time::{Duration, Instant};
 
 use axum::body::Body;
@@ -22,6 +24,15 @@ struct Api {
 
 impl Api {
     fn new(opponents: &[&str], max_games: usize, engine_ms: u64) -> Api {
+        Api::with_read_timeout(opponents, max_games, engine_ms, Duration::from_secs(30))
+    }
+
+    fn with_read_timeout(
+        opponents: &[&str],
+        max_games: usize,
+        engine_ms: u64,
+        read_timeout: Duration,
+    ) -> Api {
         let config = ServeConfig {
             opponents: opponents.iter().map(|s| s.parse().unwrap()).collect(),
             max_games,
@@ -29,6 +40,7 @@ impl Api {
             engine_time: Duration::from_millis(engine_ms),
             engine_threads: 1,
             access: Access::default(),
+            read_timeout,
         };
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -694,6 +706,7 @@ fn allowed_hosts_and_origins_are_answered() {
             &["bao.lan".to_string()],
             &["http://tools.lan:3000".to_string()],
         ),
+        read_timeout: Duration::from_secs(30),
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -740,4 +753,138 @@ fn oversized_bodies_and_uris_answer_json() {
     let (status, bytes, _) = api.raw("GET", &format!("/api/games/{}", "x".repeat(10_000)), "");
     assert_eq!(status, StatusCode::URI_TOO_LONG);
     assert!(error_of(&bytes).contains("bytes"));
+}
+
+impl Api {
+    /// Sends a request whose body never arrives, declaring `length` bytes: the status, or
+    /// `None` when no answer came within `bound`.
+    fn with_stalled_body(&self, length: &str, bound: Duration) -> Option<StatusCode> {
+        let body = Body::from_stream(futures::stream::pending::<Result<Vec<u8>, std::io::Error>>());
+        let req = Request::builder()
+            .method("POST")
+            .uri("/api/games")
+            .header("content-type", "application/json")
+            .header("content-length", length)
+            .body(body)
+            .unwrap();
+        self.rt.block_on(async {
+            tokio::time::timeout(bound, self.app.clone().oneshot(req))
+                .await
+                .ok()
+                .map(|res| res.unwrap().status())
+        })
+    }
+}
+
+/// A declared body larger than the limit is refused before any of it is read, and a body
+/// that does not arrive within the read timeout gets 408 instead of holding the request open.
+#[test]
+fn huge_or_stalled_bodies_are_refused_in_bounded_time() {
+    let bound = Duration::from_secs(60);
+    let api = Api::with_read_timeout(&["greedy"], 4, 1000, Duration::from_secs(1));
+    assert_eq!(
+        api.with_stalled_body("1000000000000", bound),
+        Some(StatusCode::PAYLOAD_TOO_LARGE),
+        "an oversized Content-Length"
+    );
+    let started = Instant::now();
+    assert_eq!(
+        api.with_stalled_body("20", bound),
+        Some(StatusCode::REQUEST_TIMEOUT),
+        "a body that never comes"
+    );
+    assert!(started.elapsed() < bound);
+    // Bodies that do come are served as before.
+    let (status, _) = api.call("POST", "/api/games", r#"{"variant":"kujifunza"}"#);
+    assert_eq!(status, StatusCode::CREATED);
+}
+
+/// A client that opens a connection and sends part of a request, then nothing, is
+/// disconnected after the read timeout instead of holding the connection for ever.
+#[test]
+fn a_slow_client_is_disconnected() {
+    use std::io::{BufRead, Read, Write};
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_bao"))
+        .args([
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--opponent",
+            "random",
+            "--read-timeout",
+            "2",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let out = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = std::io::BufReader::new(out).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let line = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("bao serve starts");
+    let addr = line
+        .trim()
+        .strip_prefix("bao serve: listening on http://")
+        .unwrap_or_else(|| panic!("{line}"))
+        .trim_end_matches('/')
+        .to_string();
+    let bound = Duration::from_secs(60);
+    let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+    stream.set_read_timeout(Some(bound)).unwrap();
+    stream
+        .write_all(b"GET /api/info HTTP/1.1\r\nHost: localhost\r\n")
+        .unwrap();
+    let started = Instant::now();
+    let mut buf = [0u8; 1024];
+    let closed = loop {
+        match stream.read(&mut buf) {
+            Ok(0) => break true,
+            Ok(_) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break true,
+            Err(_) => break false,
+        }
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(closed, "the connection was still open after {bound:?}");
+    assert!(started.elapsed() < bound);
+}
+
+/// Serve's limits are checked before it starts, as `--engine-ms 0` always was.
+#[test]
+fn serve_refuses_zero_limits_and_bad_origins() {
+    for (flag, value, says) in [
+        ("--max-games", "0", "--max-games"),
+        ("--engine-threads", "0", "--engine-threads"),
+        ("--allow-origin", "not a url", "--allow-origin"),
+        (
+            "--allow-origin",
+            "http://tools.lan:3000/path",
+            "--allow-origin",
+        ),
+        ("--read-timeout", "0", "--read-timeout"),
+        ("--engine-ms", "0", "--engine-ms"),
+    ] {
+        let (ok, _, err) = common::run_bao_within(
+            &[
+                "serve",
+                "--addr",
+                "127.0.0.1:0",
+                "--opponent",
+                "random",
+                flag,
+                value,
+            ],
+            Duration::from_secs(60),
+        )
+        .unwrap_or_else(|| panic!("`{flag} {value}` was accepted: the server kept running"));
+        assert!(!ok, "{flag} {value}");
+        assert!(err.contains(says), "{flag} {value}: {err}");
+    }
 }

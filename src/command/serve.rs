@@ -42,6 +42,10 @@ pub struct Args {
     /// The page's own origin is always allowed; any other gets 403.
     #[arg(long = "allow-origin")]
     pub allow_origins: Vec<String>,
+    /// Seconds a client may take to send a request's headers, and again its body; a slower
+    /// one is disconnected (headers) or answered 408 (body).
+    #[arg(long, value_name = "SECS", default_value_t = 30)]
+    pub read_timeout: u64,
 }
 
 /// The opponents offered when none is named.
@@ -59,7 +63,9 @@ fn default_opponents() -> Vec<String> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    anyhow::ensure!(args.engine_ms > 0, "--engine-ms must be at least 1");
+    for origin in &args.allow_origins {
+        crate::play::serve::guard::check_origin(origin)?;
+    }
     let texts = if args.opponents.is_empty() {
         default_opponents()
     } else {
@@ -76,6 +82,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         engine_time: Duration::from_millis(args.engine_ms),
         engine_threads: args.engine_threads,
         access: Access::new(Some(args.addr), &args.allow_hosts, &args.allow_origins),
+        read_timeout: Duration::from_secs(args.read_timeout),
     };
     serve(args.addr, &config, |addr| {
         if !addr.ip().is_loopback() {

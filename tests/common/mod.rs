@@ -53,6 +53,39 @@ pub fn run_bao(args: &[&str]) -> (bool, String, String) {
     )
 }
 
+/// Runs `bao ARGS...` to its end, waiting on a thread: whether it succeeded, its stdout and its
+/// stderr; `None` when it still runs after `bound` (it is then killed).
+pub fn run_bao_within(args: &[&str], bound: std::time::Duration) -> Option<(bool, String, String)> {
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_bao"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(bound) {
+        Ok(out) => {
+            let out = out.unwrap();
+            Some((
+                out.status.success(),
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+                String::from_utf8_lossy(&out.stderr).into_owned(),
+            ))
+        }
+        Err(_) => {
+            // The child is owned by the waiting thread: end it by its id.
+            let _ = std::process::Command::new("kill")
+                .args(["-9", &pid.to_string()])
+                .status();
+            None
+        }
+    }
+}
+
 /// `bao SUBCOMMAND ARGS...` running with piped stdin and stdout (for line protocols).
 pub fn spawn_piped(
     subcommand: &str,

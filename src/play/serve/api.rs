@@ -61,7 +61,10 @@ pub fn router(server: Arc<Server>) -> Router {
         })
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(axum::middleware::from_fn_with_state(
-            server.access.clone(),
+            guard::Gate {
+                access: server.access.clone(),
+                read_timeout: server.read_timeout,
+            },
             guard::guard,
         ))
         .with_state(server)

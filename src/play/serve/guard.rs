@@ -2,10 +2,14 @@
 //! must not be able to drive it: cross-origin requests are refused (403), request bodies must be
 //! `application/json` (415, which a page cannot send without a CORS preflight this server never
 //! answers), and a `Host` header naming another machine is refused (403), which defeats DNS
-//! rebinding. Oversized requests answer JSON like every other error (413, 414).
+//! rebinding. Oversized requests answer JSON like every other error (413, 414): a declared
+//! `Content-Length` over the limit before any of the body is read. A body must arrive within
+//! the read timeout (else 408), so a slow client cannot hold a request open.
 
 use std::net::SocketAddr;
+use std::time::Duration;
 
+use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::middleware::Next;
@@ -75,6 +79,32 @@ impl Access {
     }
 }
 
+/// Checks an origin given to `--allow-origin`: `http://` or `https://`, a host, an optional
+/// port, nothing after (as a browser sends it in an `Origin` header).
+pub fn check_origin(text: &str) -> anyhow::Result<()> {
+    let shown = crate::util::quote::quote(text);
+    let url = url::Url::parse(text).map_err(|e| {
+        anyhow::anyhow!("--allow-origin `{shown}` is not an origin such as http://name:3000 ({e})")
+    })?;
+    let origin = url.origin().ascii_serialization();
+    anyhow::ensure!(
+        matches!(url.scheme(), "http" | "https")
+            && url.host().is_some()
+            && origin.eq_ignore_ascii_case(text.trim_end_matches('/')),
+        "--allow-origin `{shown}` is not an origin such as http://name:3000 (a scheme, a host \
+         and a port only, as a browser sends it: here `{}`)",
+        crate::util::quote::quote(&origin)
+    );
+    Ok(())
+}
+
+/// What the gate in front of the routes needs: who may call, and how long a body may take.
+#[derive(Clone, Debug)]
+pub struct Gate {
+    pub access: Access,
+    pub read_timeout: Duration,
+}
+
 /// Loopback names only: what a server bound to localhost answers.
 impl Default for Access {
     fn default() -> Access {
@@ -92,24 +122,48 @@ fn host_name(host: &str) -> &str {
 
 /// A header quoted in an error, cut short.
 fn prefix(text: &str) -> String {
-    const QUOTED: usize = 40;
-    if text.chars().count() <= QUOTED {
-        text.to_string()
-    } else {
-        format!("{}...", text.chars().take(QUOTED).collect::<String>())
+    crate::util::quote::quote(text)
+}
+
+/// The declared `Content-Length`, if any and readable.
+fn declared_length(req: &Request) -> Option<u64> {
+    req.headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+}
+
+/// The whole body, at most `limit` bytes of it.
+async fn read_body(body: Body, limit: usize) -> Result<Bytes, ApiError> {
+    use futures::StreamExt;
+    let mut stream = body.into_data_stream();
+    let mut bytes = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        let chunk =
+            chunk.map_err(|e| ApiError::bad(format!("cannot read the request body: {e}")))?;
+        if bytes.len() + chunk.len() > limit {
+            return Err(too_large());
+        }
+        bytes.extend_from_slice(&chunk);
     }
+    Ok(bytes.into())
+}
+
+fn too_large() -> ApiError {
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!(
+            "the request body is over {} bytes",
+            super::error::MAX_BODY_BYTES
+        ),
+    )
 }
 
 /// True when the request carries a body: a declared length over 0, or (no length declared) a
 /// body that is not known to be empty, as a chunked one.
 fn has_body(req: &Request) -> bool {
     use axum::body::HttpBody;
-    let length = req
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    match length {
+    match declared_length(req) {
         Some(n) => n > 0,
         None => req.body().size_hint().upper() != Some(0),
     }
@@ -124,10 +178,11 @@ fn is_json(headers: &HeaderMap) -> bool {
         .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
 }
 
-/// The middleware: refuses what [`Access`] refuses, long URIs and non-JSON bodies, and turns
-/// the body limit's plain-text 413 into JSON.
-pub async fn guard(State(access): State<Access>, req: Request, next: Next) -> Response {
-    if let Some(refusal) = access.refusal(req.headers()) {
+/// The middleware: refuses what [`Access`] refuses, long URIs, non-JSON bodies and declared
+/// bodies over the limit, reads the body within the read timeout, and turns the body limit's
+/// plain-text 413 into JSON.
+pub async fn guard(State(gate): State<Gate>, req: Request, next: Next) -> Response {
+    if let Some(refusal) = gate.access.refusal(req.headers()) {
         return refusal.into_response();
     }
     let uri_len = req.uri().path_and_query().map_or(0, |p| p.as_str().len());
@@ -138,23 +193,39 @@ pub async fn guard(State(access): State<Access>, req: Request, next: Next) -> Re
         )
         .into_response();
     }
-    if has_body(&req) && !is_json(req.headers()) {
-        return ApiError::new(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "a request body must be sent as Content-Type: application/json",
-        )
-        .into_response();
-    }
+    let req = if has_body(&req) {
+        if !is_json(req.headers()) {
+            return ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "a request body must be sent as Content-Type: application/json",
+            )
+            .into_response();
+        }
+        let limit = super::error::MAX_BODY_BYTES;
+        if declared_length(&req).is_some_and(|n| n > limit as u64) {
+            return too_large().into_response();
+        }
+        let (parts, body) = req.into_parts();
+        match tokio::time::timeout(gate.read_timeout, read_body(body, limit)).await {
+            Ok(Ok(bytes)) => Request::from_parts(parts, Body::from(bytes)),
+            Ok(Err(e)) => return e.into_response(),
+            Err(_) => {
+                return ApiError::new(
+                    StatusCode::REQUEST_TIMEOUT,
+                    format!(
+                        "the request body did not arrive within {} s",
+                        gate.read_timeout.as_secs_f64()
+                    ),
+                )
+                .into_response()
+            }
+        }
+    } else {
+        req
+    };
     let res = next.run(req).await;
     if res.status() == StatusCode::PAYLOAD_TOO_LARGE && !is_json(res.headers()) {
-        return ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!(
-                "the request body is over {} bytes",
-                super::error::MAX_BODY_BYTES
-            ),
-        )
-        .into_response();
+        return too_large().into_response();
     }
     res
 }
