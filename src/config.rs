@@ -60,3 +60,98 @@ pub fn apply_overrides(table: &mut toml::Table, sets: &[String]) -> anyhow::Resu
     }
     Ok(())
 }
+
+/// A value a config refuses, naming its key as `section.key` (or `key` at the top), so that a
+/// loader can add the file and the key's line ([`locate`]).
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct KeyError {
+    pub key: String,
+    pub message: String,
+}
+
+/// An error about the config key `key` (`section.key`).
+pub fn key_error(key: &str, message: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(KeyError {
+        key: key.to_string(),
+        message: message.into(),
+    })
+}
+
+/// Fails, naming `key`, unless `condition` holds.
+pub fn ensure_key(
+    condition: bool,
+    key: &str,
+    message: impl FnOnce() -> String,
+) -> anyhow::Result<()> {
+    if condition {
+        Ok(())
+    } else {
+        Err(key_error(key, message()))
+    }
+}
+
+/// `key` (`section.key`) as a config shows it: `[section] `key``.
+pub fn key_name(key: &str) -> String {
+    match key.rsplit_once('.') {
+        Some((section, name)) => format!("[{section}] `{name}`"),
+        None => format!("`{key}`"),
+    }
+}
+
+/// Fails unless `min <= value <= max` (NaN fails), naming the key and the range.
+pub fn check_range<T: PartialOrd + std::fmt::Display>(
+    key: &str,
+    value: T,
+    min: T,
+    max: T,
+) -> anyhow::Result<()> {
+    ensure_key(value >= min && value <= max, key, || {
+        format!("{} = {value} is out of range {min}..={max}", key_name(key))
+    })
+}
+
+/// The 1-based line of `text` (TOML) that sets `key` (`section.key`, or `key` at the top):
+/// `name = ...` under `[section]`, or `section.name = ...` at the top.
+pub fn key_line(text: &str, key: &str) -> Option<usize> {
+    let (section, name) = key.rsplit_once('.').unwrap_or(("", key));
+    let sets = |line: &str, name: &str| {
+        line.strip_prefix(name)
+            .is_some_and(|rest| rest.trim_start().starts_with('='))
+    };
+    let mut current = String::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        if let Some(header) = line.strip_prefix('[').filter(|l| !l.starts_with('[')) {
+            current = header.split(']').next().unwrap_or("").trim().to_string();
+            continue;
+        }
+        if (current == section && sets(line, name))
+            || (current.is_empty() && !section.is_empty() && sets(line, key))
+        {
+            return Some(i + 1);
+        }
+    }
+    None
+}
+
+/// `e` (from checking the config `what`, whose text is `text`) with the file named, and the
+/// line of the key it names when it names one ([`KeyError`], or a network size refused while
+/// parsing): `invalid config FILE:LINE: ...`.
+pub fn locate(e: anyhow::Error, what: &str, text: &str) -> anyhow::Error {
+    let key = e
+        .chain()
+        .find_map(|c| c.downcast_ref::<KeyError>())
+        .map(|k| k.key.clone())
+        .or_else(|| {
+            // Network sizes are checked while the `[network]` table is parsed, so their error
+            // comes back as text; it names the key as "network config: `KEY`".
+            let text = format!("{e:#}");
+            let rest = text.split("network config: `").nth(1)?;
+            Some(format!("network.{}", rest.split('`').next()?))
+        });
+    match key.and_then(|k| key_line(text, &k)) {
+        Some(line) => e.context(format!("invalid config {what}:{line}")),
+        None => e.context(format!("invalid config {what}")),
+    }
+}

@@ -156,3 +156,78 @@ fn opening_plies_take_a_count_or_a_range() {
         assert!(text.contains(&format!("opening_plies = {form}")), "{text}");
     }
 }
+
+/// Every numeric key that sizes work or memory is bounded, and the error names the key, the
+/// file and the key's line: `[train] batch_size = 1000000000000` used to be accepted and end a
+/// run in an out-of-memory abort after its self-play, `generations = 0` in an empty run.
+#[test]
+fn numeric_keys_are_bounded_naming_key_file_and_line() {
+    for (from, to, key) in [
+        (
+            "batch_size = 256",
+            "batch_size = 1000000000000",
+            "batch_size",
+        ),
+        ("generations = 12", "generations = 0", "generations"),
+        (
+            "games_per_generation = 256",
+            "games_per_generation = 100000000000",
+            "games_per_generation",
+        ),
+        ("window_min = 8000", "window_min = 0", "window_min"),
+        (
+            "window_max = 40000",
+            "window_max = 10000000000",
+            "window_max",
+        ),
+        (
+            "window_growth = 4000",
+            "window_growth = 1000000000000",
+            "window_growth",
+        ),
+        (
+            "max_steps_per_generation = 200",
+            "max_steps_per_generation = 1000000000000",
+            "max_steps_per_generation",
+        ),
+        ("reuse = 4.0", "reuse = 1e30", "reuse"),
+        (
+            "games_in_flight = 128",
+            "games_in_flight = 1000000000",
+            "games_in_flight",
+        ),
+        ("sims = 48\ncheap", "sims = 1000000000\ncheap", "sims"),
+        ("cheap_sims = 12", "cheap_sims = 1000000000", "cheap_sims"),
+        ("max_plies = 200", "max_plies = 1000000000", "max_plies"),
+        ("games = 100", "games = 0", "games"),
+        ("games = 100", "games = 1000000000", "games"),
+        ("ply_cap = 300", "ply_cap = 1000000000", "ply_cap"),
+        ("channels = 32", "channels = 100000", "channels"),
+        ("blocks = 2", "blocks = 1000", "blocks"),
+        ("value_hidden = 64", "value_hidden = 100000", "value_hidden"),
+    ] {
+        let base = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/configs/kujifunza-quick.toml"
+        ))
+        .unwrap();
+        let text = base.replacen(from, to, 1);
+        let first = to.lines().next().unwrap();
+        let line = 1 + text
+            .lines()
+            .position(|l| l == first)
+            .expect("the edited line");
+        let err = format!(
+            "{:#}",
+            load_quick_config_edited(|t| t.replacen(from, to, 1))
+                .err()
+                .unwrap_or_else(|| panic!("`{first}` was accepted"))
+        );
+        assert!(err.contains(&format!("`{key}`")), "{first}: {err}");
+        assert!(
+            err.contains(&format!("edited.toml:{line}")),
+            "{first}: wanted edited.toml:{line} in {err}"
+        );
+        assert!(err.len() < 400, "{err}");
+    }
+}

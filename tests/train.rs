@@ -1,6 +1,8 @@
 //! The training loop end to end with a tiny network: checkpoints, metrics, plot, resume,
 //! refusal of foreign run directories; and the trainer alone overfitting a fixed set.
 
+mod common;
+
 use std::path::Path;
 
 use bao::training::history::results_table;
@@ -689,4 +691,44 @@ fn bf16_selfplay_plays_in_bf16_and_checkpoints_stay_f32() {
         !tmp.path().join("bad-run").exists(),
         "a bad config leaves no run behind"
     );
+}
+
+/// A config with a key out of range is refused before any work and before the run directory
+/// is created, naming the key, the file and its line; `generations = 0` is refused the same
+/// way rather than leaving an empty run directory behind.
+#[test]
+fn out_of_range_keys_are_refused_before_the_run_directory_exists() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (from, to, key) in [
+        ("generations = 2", "generations = 0", "generations"),
+        (
+            "batch_size = 32",
+            "batch_size = 1000000000000",
+            "batch_size",
+        ),
+    ] {
+        let text = CONFIG.replace(from, to);
+        assert_ne!(text, CONFIG);
+        let cfg = write_config(tmp.path(), &text);
+        let line = 1 + text.lines().position(|l| l == to).unwrap();
+        let run = tmp.path().join(format!("run-{key}"));
+        let run_text = run.to_str().unwrap();
+        let (ok, out, err) = common::run_bao_within(
+            &[
+                "train",
+                "--config",
+                cfg.to_str().unwrap(),
+                "--run",
+                run_text,
+            ],
+            std::time::Duration::from_secs(120),
+        )
+        .expect("bao train ends");
+        assert!(!ok, "`{to}` was accepted: {out}");
+        assert!(
+            err.contains(&format!("`{key}`")) && err.contains(&format!("cfg.toml:{line}")),
+            "{err}"
+        );
+        assert!(!run.exists(), "{} was created", run.display());
+    }
 }

@@ -157,59 +157,138 @@ pub struct RunConfig {
     pub eval: EvalConfig,
 }
 
+/// Bounds of the `[train]` and `[eval]` keys that size work or memory: far beyond any run
+/// this project makes, and low enough that a typo fails at once instead of after hours (or in
+/// an out-of-memory abort).
+pub mod limits {
+    pub const GENERATIONS: u32 = 1_000_000;
+    pub const GAMES_PER_GENERATION: usize = 1_000_000;
+    /// Samples a window may hold (each is a few hundred bytes in memory).
+    pub const WINDOW: usize = 50_000_000;
+    pub const BATCH_SIZE: usize = 16_384;
+    pub const STEPS_PER_GENERATION: usize = 10_000_000;
+    pub const REUSE: f64 = 1_000.0;
+    pub const EVAL_GAMES: u32 = 100_000;
+    pub const EVAL_SIMS: u32 = 1_000_000;
+    pub const PLY_CAP: u32 = 100_000;
+    /// An hour of solver time per position.
+    pub const PROOFS_MS: u64 = 3_600_000;
+}
+
 impl RunConfig {
+    /// Reads and checks the run config at `path`: errors name the file, and the line of the
+    /// key they are about.
     pub fn load(path: &Path) -> anyhow::Result<RunConfig> {
-        let c: RunConfig = crate::config::load_toml(path)?;
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read config {}", path.display()))?;
+        let what = path.display().to_string();
+        let c: RunConfig =
+            crate::config::parse_toml(&text).map_err(|e| crate::config::locate(e, &what, &text))?;
         c.validate()
-            .with_context(|| format!("invalid config {}", path.display()))?;
+            .map_err(|e| crate::config::locate(e, &what, &text))?;
         Ok(c)
     }
 
+    /// Refuses values that cannot work or would exhaust the machine, naming the key
+    /// ([`crate::config::KeyError`]).
     pub fn validate(&self) -> anyhow::Result<()> {
+        use crate::config::{check_range, ensure_key};
         self.network.validate()?;
         self.optimizer.validate()?;
         self.selfplay_config().validate()?;
         let t = &self.train;
-        anyhow::ensure!(
-            t.batch_size > 0 && t.games_per_generation > 0,
-            "[train] batch_size and games_per_generation must be > 0"
-        );
-        anyhow::ensure!(
-            t.window_min > 0 && t.window_max >= t.window_min,
-            "[train] needs 0 < window_min <= window_max"
-        );
-        anyhow::ensure!(
-            (0.0..=1.0).contains(&t.q_mix),
-            "[train] q_mix must be in [0, 1]"
-        );
-        anyhow::ensure!(t.reuse > 0.0, "[train] reuse must be > 0");
-        anyhow::ensure!(
+        check_range("train.generations", t.generations, 1, limits::GENERATIONS)?;
+        check_range(
+            "train.games_per_generation",
+            t.games_per_generation,
+            1,
+            limits::GAMES_PER_GENERATION,
+        )?;
+        check_range("train.window_min", t.window_min, 1, limits::WINDOW)?;
+        check_range("train.window_max", t.window_max, 1, limits::WINDOW)?;
+        check_range("train.window_growth", t.window_growth, 0, limits::WINDOW)?;
+        ensure_key(t.window_max >= t.window_min, "train.window_max", || {
+            "[train] needs 0 < window_min <= window_max".into()
+        })?;
+        check_range("train.batch_size", t.batch_size, 1, limits::BATCH_SIZE)?;
+        check_range(
+            "train.max_steps_per_generation",
+            t.max_steps_per_generation,
+            1,
+            limits::STEPS_PER_GENERATION,
+        )?;
+        ensure_key(
+            t.reuse > 0.0 && t.reuse <= limits::REUSE,
+            "train.reuse",
+            || {
+                format!(
+                    "[train] `reuse` = {} must be > 0 and at most {}",
+                    t.reuse,
+                    limits::REUSE
+                )
+            },
+        )?;
+        ensure_key((0.0..=1.0).contains(&t.q_mix), "train.q_mix", || {
+            "[train] q_mix must be in [0, 1]".into()
+        })?;
+        ensure_key(
             (0.0..1.0).contains(&t.labels_fraction),
-            "[train] labels_fraction must be in [0, 1)"
-        );
-        anyhow::ensure!(
+            "train.labels_fraction",
+            || "[train] labels_fraction must be in [0, 1)".into(),
+        )?;
+        ensure_key(
             t.labels.is_some() == (t.labels_fraction > 0.0),
-            "[train] labels and labels_fraction go together: a directory of `bao label` shards and the share of each minibatch (> 0) drawn from it"
-        );
-        anyhow::ensure!(self.eval.every >= 1, "[eval] every must be >= 1");
-        anyhow::ensure!(
-            self.eval.proofs_ms.is_none_or(|ms| ms >= 1),
-            "[eval] proofs_ms must be at least 1 (ms of solver time per position), or absent"
-        );
+            if t.labels.is_some() {
+                "train.labels"
+            } else {
+                "train.labels_fraction"
+            },
+            || {
+                "[train] labels and labels_fraction go together: a directory of `bao label` shards and the share of each minibatch (> 0) drawn from it".into()
+            },
+        )?;
+        let e = &self.eval;
+        ensure_key(e.every >= 1, "eval.every", || {
+            "[eval] every must be >= 1".into()
+        })?;
+        check_range("eval.games", e.games, 1, limits::EVAL_GAMES)?;
+        check_range("eval.sims", e.sims, 0, limits::EVAL_SIMS)?;
+        check_range(
+            "eval.ply_cap",
+            e.ply_cap,
+            crate::eval::tournament::TournamentConfig::DEFAULT_OPENING_PLIES + 1,
+            limits::PLY_CAP,
+        )?;
+        ensure_key(
+            e.proofs_ms
+                .is_none_or(|ms| (1..=limits::PROOFS_MS).contains(&ms)),
+            "eval.proofs_ms",
+            || {
+                format!(
+                    "[eval] proofs_ms must be 1..={} (ms of solver time per position), or absent",
+                    limits::PROOFS_MS
+                )
+            },
+        )?;
         if let Some(&(first, _)) = t.lr_schedule.first() {
-            anyhow::ensure!(
+            ensure_key(
                 first <= 1 && t.lr_schedule.windows(2).all(|w| w[0].0 < w[1].0),
-                "[train] lr_schedule: generations must increase from 1, e.g. [[1, 0.002], [30, 0.0006]]"
-            );
-            anyhow::ensure!(
+                "train.lr_schedule",
+                || {
+                    "[train] lr_schedule: generations must increase from 1, e.g. [[1, 0.002], [30, 0.0006]]".into()
+                },
+            )?;
+            ensure_key(
                 t.lr_schedule.iter().all(|&(_, r)| r > 0.0 && r.is_finite()),
-                "[train] lr_schedule: rates must be > 0"
-            );
+                "train.lr_schedule",
+                || "[train] lr_schedule: rates must be > 0".into(),
+            )?;
         }
-        anyhow::ensure!(
+        ensure_key(
             t.window_alpha > 0.0 && t.window_alpha <= 1.0 && t.window_beta > 0.0,
-            "[train] needs 0 < window_alpha <= 1 and window_beta > 0"
-        );
+            "train.window_alpha",
+            || "[train] needs 0 < window_alpha <= 1 and window_beta > 0".into(),
+        )?;
         Ok(())
     }
 

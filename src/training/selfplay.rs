@@ -190,24 +190,44 @@ impl From<OpeningPlies> for OpeningPliesToml {
 }
 
 impl SelfplayConfig {
+    /// Bounds of the keys that size work or memory (see [`Self::validate`]).
+    pub const MAX_GAMES_IN_FLIGHT: usize = 65_536;
+    pub const MAX_SIMS: usize = 1_000_000;
+    pub const MAX_PLIES: u32 = 100_000;
+    pub const MAX_SHARD_SIZE: usize = 10_000_000;
+
+    /// Refuses values that cannot work or would exhaust the machine, naming the key.
     pub fn validate(&self) -> anyhow::Result<()> {
-        ensure!(
-            self.games_in_flight >= 1,
-            "selfplay.games_in_flight must be >= 1"
-        );
-        ensure!(self.sims >= 1, "selfplay.sims must be >= 1");
-        ensure!(self.cheap_sims >= 1, "selfplay.cheap_sims must be >= 1");
+        use crate::config::check_range;
+        check_range(
+            "selfplay.games_in_flight",
+            self.games_in_flight,
+            1,
+            Self::MAX_GAMES_IN_FLIGHT,
+        )?;
+        check_range("selfplay.sims", self.sims, 1, Self::MAX_SIMS)?;
+        check_range("selfplay.cheap_sims", self.cheap_sims, 1, Self::MAX_SIMS)?;
         ensure!(
             (0.0..=1.0).contains(&self.full_search_fraction),
             "selfplay.full_search_fraction must be in [0, 1]"
         );
-        ensure!(self.max_plies >= 1, "selfplay.max_plies must be >= 1");
-        ensure!(self.shard_size >= 1, "selfplay.shard_size must be >= 1");
-        ensure!(
+        check_range("selfplay.max_plies", self.max_plies, 1, Self::MAX_PLIES)?;
+        check_range(
+            "selfplay.shard_size",
+            self.shard_size,
+            1,
+            Self::MAX_SHARD_SIZE,
+        )?;
+        crate::config::ensure_key(
             self.solver_depth <= AlphaBetaParams::MAX_DEPTH,
-            "selfplay.solver_depth must be at most {}",
-            AlphaBetaParams::MAX_DEPTH
-        );
+            "selfplay.solver_depth",
+            || {
+                format!(
+                    "selfplay.solver_depth must be at most {}",
+                    AlphaBetaParams::MAX_DEPTH
+                )
+            },
+        )?;
         self.leaf_alpha_beta()?;
         ensure!(
             self.temperature.windows(2).all(|w| w[0].0 < w[1].0),
