@@ -1,4 +1,4 @@
-//! Distillation (`bao learn --teacher`, issue 18): a student network learns a frozen
+//! Distillation (`bao learn --teacher`): a student network learns a frozen
 //! teacher's policy and value instead of its samples' own targets, and `--network` starts the
 //! student fresh at another size. The samples here carry deliberately wrong targets (every
 //! value 1, every policy on the first legal move), so a student that comes to judge as the
