@@ -165,6 +165,23 @@ impl RunConfig {
         Ok(c)
     }
 
+    /// [`Self::load`] with command-line overrides `SECTION.KEY=VALUE` (`bao train --set`)
+    /// applied to the file's values, each checked like a key of the file.
+    pub fn load_with_overrides(path: &Path, overrides: &[String]) -> anyhow::Result<RunConfig> {
+        if overrides.is_empty() {
+            return RunConfig::load(path);
+        }
+        let c: RunConfig = crate::setup::load_config(path, overrides)?;
+        c.validate().with_context(|| {
+            format!(
+                "invalid config {} with --set {}",
+                path.display(),
+                overrides.join(" ")
+            )
+        })?;
+        Ok(c)
+    }
+
     pub fn validate(&self) -> anyhow::Result<()> {
         self.network.validate()?;
         self.optimizer.validate()?;

@@ -1,5 +1,6 @@
-//! Small helpers every room uses: progress bars ([`progress`]) and seed derivation
-//! ([`seeds`]), so that every random choice is reproducible from one run seed.
+//! Small helpers every room uses: progress bars ([`progress`]), seed derivation
+//! ([`seeds`]: every random choice reproducible from one run seed) and x-y charts ([`chart`]).
 
+pub mod chart;
 pub mod progress;
 pub mod seeds;
