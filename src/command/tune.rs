@@ -40,6 +40,9 @@ pub struct Args {
     /// The gate's most opening pairs (it stops earlier when the SPRT decides); 0 skips it.
     #[arg(long, default_value_t = 200)]
     pub gate_pairs: u32,
+    /// Play at most this many iterations now and stop (rerun to go on).
+    #[arg(long)]
+    pub stop_after: Option<u32>,
     /// Folder for `tune.json`, `iterations.jsonl`, `trajectory.csv` and `trajectory-*.svg`;
     /// rerunning with the same settings resumes.
     #[arg(long, default_value_os_t = tune::default_dir())]
@@ -77,7 +80,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         config.pairs,
         args.out.display()
     );
-    let done = tune::run(&config, &args.out, true)?;
+    let done = tune::run(&config, &args.out, args.stop_after, true)?;
     let secs: f64 = done.iterations.iter().map(|i| i.secs).sum();
     println!(
         "{} iterations ({:.0} an hour of this run's wall time); start {}; tuned {}",
@@ -90,6 +93,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         "wrote {}/iterations.jsonl, trajectory.csv and trajectory-*.svg",
         args.out.display()
     );
+    if !done.finished {
+        println!("stopped after --stop-after iterations: rerun the same command to go on");
+        return Ok(());
+    }
     if args.gate_pairs == 0 {
         return Ok(());
     }

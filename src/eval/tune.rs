@@ -253,10 +253,18 @@ pub struct Tuned {
     pub start: Vec<f64>,
     pub tuned: Vec<f64>,
     pub iterations: Vec<Iteration>,
+    /// All of `config.pairs` are played (not stopped early by `stop_after`).
+    pub finished: bool,
 }
 
-/// Runs (or resumes) the iterations of `config` in `dir`.
-pub fn run(config: &TuneConfig, dir: &Path, progress: bool) -> anyhow::Result<Tuned> {
+/// Runs (or resumes) the iterations of `config` in `dir`; with `stop_after`, at most that many
+/// in this call (a later call resumes).
+pub fn run(
+    config: &TuneConfig,
+    dir: &Path,
+    stop_after: Option<u32>,
+    progress: bool,
+) -> anyhow::Result<Tuned> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let state_path = dir.join("tune.json");
     let log_path = dir.join("iterations.jsonl");
@@ -287,7 +295,8 @@ pub fn run(config: &TuneConfig, dir: &Path, progress: bool) -> anyhow::Result<Tu
     let mut iterations = read_iterations(&log_path, state.done)?;
     let bar = crate::util::progress::bar(config.pairs as u64, "pairs", progress);
     bar.set_position(state.done as u64);
-    while state.done < config.pairs {
+    let last = stop_after.map_or(config.pairs, |n| (state.done + n).min(config.pairs));
+    while state.done < last {
         let k = state.done;
         let started = std::time::Instant::now();
         let (a, c) = config.gains(k);
@@ -350,6 +359,7 @@ pub fn run(config: &TuneConfig, dir: &Path, progress: bool) -> anyhow::Result<Tu
         start: config.start.clone(),
         tuned: values(config, &state.unit),
         iterations,
+        finished: state.done == config.pairs,
     })
 }
 
