@@ -303,3 +303,158 @@ fn bao_learn_search_records_how_a_checkpoint_is_played() {
         assert!(!out.exists(), "{bad}: nothing written");
     }
 }
+
+/// A tiny Kujifunza run whose last stage distils its generation 2 into a student.
+const STAGED: &str = r#"
+variant = "kujifunza"
+[network]
+preset = "tiny"
+[selfplay]
+games_in_flight = 8
+sims = 8
+cheap_sims = 4
+max_plies = 60
+[train]
+generations = 2
+games_per_generation = 8
+window_min = 500
+window_growth = 0
+window_max = 500
+batch_size = 32
+max_steps_per_generation = 4
+device = "cpu"
+[eval]
+baselines = ["random"]
+games = 2
+sims = 4
+ply_cap = 60
+[distill]
+teacher_generation = 2
+window = 2000
+phases = [[1000, 0.001], [500, 0.0002]]
+batch_size = 64
+[distill.network]
+blocks = 1
+channels = 8
+policy_channels = 2
+value_channels = 1
+value_hidden = 8
+"#;
+
+/// `[distill]` as a stage of `bao train`: killed in the middle of the stage and run again, the
+/// run writes the student an uninterrupted run writes, byte for byte; the student has the
+/// stated size, its lineage names the teacher, and a finished run does not distil again.
+#[test]
+fn the_distill_stage_resumes_exactly_after_a_kill() {
+    use std::process::{Command, Stdio};
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = tmp.path().join("run.toml");
+    std::fs::write(&cfg, STAGED).unwrap();
+    let train = |run: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_bao"))
+            .args(["train", "--config"])
+            .arg(&cfg)
+            .arg("--run")
+            .arg(run)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let reference = tmp.path().join("reference");
+    assert!(train(&reference).wait().unwrap().success());
+    let student = reference.join("student/student.safetensors");
+    let expected = std::fs::read(&student).unwrap();
+    let net = Network::load(&student, Device::Cpu).unwrap();
+    assert_eq!((net.config().blocks, net.config().channels), (1, 8));
+    let meta: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(reference.join("student/student.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(
+        meta.to_string().contains("gen-000002.safetensors"),
+        "the lineage names the teacher: {meta}"
+    );
+
+    // Killed once the stage has started (its network.toml is its first write), before it ends.
+    let run = tmp.path().join("run");
+    let mut child = train(&run);
+    let started = run.join("student/network.toml");
+    let done = run.join("student/done.json");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
+    while !started.exists() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before its stage began"
+        );
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the stage never began"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        !done.exists(),
+        "the kill came after the stage ended: raise the [distill] steps"
+    );
+    assert!(train(&run).wait().unwrap().success());
+    assert_eq!(
+        std::fs::read(run.join("student/student.safetensors")).unwrap(),
+        expected
+    );
+    // Done: a rerun leaves the student alone.
+    let before = std::fs::metadata(run.join("student/student.safetensors"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    assert!(train(&run).wait().unwrap().success());
+    let after = std::fs::metadata(run.join("student/student.safetensors"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    assert_eq!(before, after);
+}
+
+/// A `[distill]` stage that cannot run is refused before any work, naming the key and the
+/// file: a teacher generation the run never trains, a student reading other input features.
+#[test]
+fn a_distill_stage_that_cannot_run_is_refused_before_any_work() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (edit, says) in [
+        (
+            STAGED.replace("teacher_generation = 2", "teacher_generation = 3"),
+            "teacher_generation",
+        ),
+        (
+            STAGED.replace(
+                "value_hidden = 8\n",
+                "value_hidden = 8\nmove_features = true\n",
+            ),
+            "input features",
+        ),
+        (
+            STAGED.replace(
+                "phases = [[1000, 0.001], [500, 0.0002]]",
+                "phases = [[0, 0.001]]",
+            ),
+            "phases",
+        ),
+        (STAGED.replace("window = 2000", "windw = 2000"), "windw"),
+    ] {
+        let cfg = tmp.path().join("bad.toml");
+        std::fs::write(&cfg, &edit).unwrap();
+        let run = tmp.path().join("bad-run");
+        let (ok, _, stderr) = run_bao(&[
+            "train",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--run",
+            run.to_str().unwrap(),
+        ]);
+        assert!(!ok && stderr.contains(says), "{says}: {stderr}");
+        assert!(stderr.contains("bad.toml"), "names the file: {stderr}");
+        assert!(!run.exists(), "{says}: the run directory was written");
+    }
+}

@@ -155,6 +155,9 @@ pub struct RunConfig {
     pub optimizer: OptimizerConfig,
     #[serde(default)]
     pub eval: EvalConfig,
+    /// The last stage: the trained network distilled into a smaller one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distill: Option<crate::training::distill::DistillConfig>,
 }
 
 impl RunConfig {
@@ -185,6 +188,9 @@ impl RunConfig {
     pub fn validate(&self) -> anyhow::Result<()> {
         self.network.validate()?;
         self.optimizer.validate()?;
+        if let Some(d) = &self.distill {
+            d.validate(self.train.generations, &self.network)?;
+        }
         self.selfplay_config().validate()?;
         let t = &self.train;
         anyhow::ensure!(

@@ -14,6 +14,8 @@
 //! RUN/metrics.jsonl, metrics.csv    one line per generation
 //! RUN/steps.csv                     one line per training step
 //! RUN/curve.svg                     Elo and losses over generations
+//! RUN/student/                      with `[distill]`: student.safetensors (the run's player),
+//!                                   network.toml, done.json (written last)
 //! ```
 //!
 //! A generation is committed by writing `state.json` last; a crash or Ctrl-C loses at most
@@ -35,6 +37,7 @@ use crate::eval::tournament::{run_match, MatchOptions};
 use crate::neuralnet::{Learner, Network};
 use crate::play::players::spec::NetParams;
 use crate::play::players::PlayerSpec;
+use crate::training::distill::{run_stage, DistillConfig, StudentDir};
 use crate::training::history::{
     append_metrics, plot_curve, read_metrics, reconcile_history, summary, BaselineGames,
     BaselineResult, GenerationMetrics,
@@ -78,6 +81,44 @@ impl RunDir {
     fn overrides(&self) -> PathBuf {
         self.0.join("overrides.json")
     }
+}
+
+/// The `[distill]` stage: the teacher generation's checkpoint distilled into the student in
+/// `RUN/student/`, on the run's self-play up to that generation (newest first).
+fn distill_stage(config: &RunConfig, d: &DistillConfig, dir: &RunDir) -> anyhow::Result<()> {
+    let student = StudentDir(dir.0.join("student"));
+    let fresh = !student.done().exists();
+    if fresh {
+        eprintln!(
+            "distilling generation {} into the [distill.network] student ({} steps)",
+            d.teacher_generation,
+            d.phases.iter().map(|p| p.0).sum::<usize>()
+        );
+    }
+    let data: Vec<PathBuf> = (1..=d.teacher_generation)
+        .rev()
+        .map(|g| dir.data(g))
+        .collect();
+    let record = run_stage(
+        d,
+        config.train.device,
+        &dir.model(d.teacher_generation),
+        &data,
+        &student,
+        true,
+    )?;
+    if fresh {
+        println!(
+            "student: {} steps on {} positions, policy loss {:.4}, value loss {:.4} ({:.0} s); the run's player is {}",
+            record.steps,
+            record.positions,
+            record.policy_loss,
+            record.value_loss,
+            record.secs,
+            student.model().display()
+        );
+    }
+    Ok(())
 }
 
 /// Overrides a resumed run may change, as it may change these keys in its config file: the
@@ -269,6 +310,11 @@ pub fn train_with(
         }
         Ok(())
     })?;
+    if let Some(d) = &config.distill {
+        if state.generation >= d.teacher_generation {
+            distill_stage(&config, d, &dir)?;
+        }
+    }
     Ok(history)
 }
 
