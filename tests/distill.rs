@@ -304,30 +304,8 @@ fn bao_learn_search_records_how_a_checkpoint_is_played() {
     }
 }
 
-/// A tiny Kujifunza run whose last stage distils its generation 2 into a student.
-const STAGED: &str = r#"
-variant = "kujifunza"
-[network]
-preset = "tiny"
-[selfplay]
-games_in_flight = 8
-sims = 8
-cheap_sims = 4
-max_plies = 60
-[train]
-generations = 2
-games_per_generation = 8
-window_min = 500
-window_growth = 0
-window_max = 500
-batch_size = 32
-max_steps_per_generation = 4
-device = "cpu"
-[eval]
-baselines = ["random"]
-games = 2
-sims = 4
-ply_cap = 60
+/// The tiny run's `[distill]` stage: generation 2 distilled into a smaller student.
+const DISTILL: &str = r#"
 [distill]
 teacher_generation = 2
 window = 2000
@@ -349,7 +327,7 @@ fn the_distill_stage_resumes_exactly_after_a_kill() {
     use std::process::{Command, Stdio};
     let tmp = tempfile::tempdir().unwrap();
     let cfg = tmp.path().join("run.toml");
-    std::fs::write(&cfg, STAGED).unwrap();
+    std::fs::write(&cfg, format!("{}{DISTILL}", common::TINY_RUN)).unwrap();
     let train = |run: &Path| {
         Command::new(env!("CARGO_BIN_EXE_bao"))
             .args(["train", "--config"])
@@ -422,26 +400,27 @@ fn the_distill_stage_resumes_exactly_after_a_kill() {
 #[test]
 fn a_distill_stage_that_cannot_run_is_refused_before_any_work() {
     let tmp = tempfile::tempdir().unwrap();
+    let staged = format!("{}{DISTILL}", common::TINY_RUN);
     for (edit, says) in [
         (
-            STAGED.replace("teacher_generation = 2", "teacher_generation = 3"),
+            staged.replace("teacher_generation = 2", "teacher_generation = 3"),
             "teacher_generation",
         ),
         (
-            STAGED.replace(
+            staged.replace(
                 "value_hidden = 8\n",
                 "value_hidden = 8\nmove_features = true\n",
             ),
             "input features",
         ),
         (
-            STAGED.replace(
+            staged.replace(
                 "phases = [[1000, 0.001], [500, 0.0002]]",
                 "phases = [[0, 0.001]]",
             ),
             "phases",
         ),
-        (STAGED.replace("window = 2000", "windw = 2000"), "windw"),
+        (staged.replace("window = 2000", "windw = 2000"), "windw"),
     ] {
         let cfg = tmp.path().join("bad.toml");
         std::fs::write(&cfg, &edit).unwrap();

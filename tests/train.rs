@@ -1,6 +1,8 @@
 //! The training loop end to end with a tiny network: checkpoints, metrics, plot, resume,
 //! refusal of foreign run directories; and the trainer alone overfitting a fixed set.
 
+mod common;
+
 use std::path::Path;
 
 use bao::training::history::results_table;
@@ -9,30 +11,7 @@ use bao::training::schedule::Minibatches;
 use bao::training::train::train;
 use rand::SeedableRng;
 
-const CONFIG: &str = r#"
-variant = "kujifunza"
-[network]
-preset = "tiny"
-[selfplay]
-games_in_flight = 8
-sims = 8
-cheap_sims = 4
-max_plies = 60
-[train]
-generations = 2
-games_per_generation = 8
-window_min = 500
-window_growth = 0
-window_max = 500
-batch_size = 32
-max_steps_per_generation = 4
-device = "cpu"
-[eval]
-baselines = ["random"]
-games = 4
-sims = 4
-ply_cap = 60
-"#;
+use common::TINY_RUN as CONFIG;
 
 /// What a run produced, byte for byte: shards, game records and checkpoint weights (with
 /// optimizer state), steps.csv, and metrics.jsonl without its timings (`elapsed_secs` and

@@ -144,6 +144,9 @@ fn tune_stops_resumes_keeps_bounds_and_gates() {
     let params = parse_params("c_puct:0.5..4,leaves_per_step:1..16").unwrap();
     let config = TuneConfig::new(Variant::Kujifunza, &player, &params, 2, 3, 7, 0.2, 2.0).unwrap();
     assert!(config.params[1].integer && !config.params[0].integer);
+    // It starts where the player plays: the checkpoint's c_puct, and the leaves a network
+    // player batches (its checkpoint records self-play's single leaf).
+    assert_eq!(config.start, [1.25, 8.0]);
     let out = dir.path().join("tune");
     let first = tune::run(&config, &out, Some(2), false).unwrap();
     assert!(!first.finished);

@@ -100,6 +100,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.gate_pairs == 0 {
         return Ok(());
     }
+    if done.tuned == done.start {
+        let results: Vec<i32> = done.iterations.iter().map(|i| i.result).collect();
+        println!(
+            "the tuning ended where it started ({} of {} pairs split 1-1): nothing to gate",
+            results.iter().filter(|&&r| r == 0).count(),
+            results.len()
+        );
+        return Ok(());
+    }
     let gate = tune::gate(&config, &done.tuned, sprt, args.gate_pairs, true)?;
     print!("{}", crate::eval::tournament::format_table(&gate.result));
     crate::eval::tournament::write_json(&gate.result, &args.out.join("gate.json"))?;

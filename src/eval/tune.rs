@@ -212,14 +212,12 @@ impl Param {
     }
 }
 
-/// The checkpoint's recorded search settings with the spec's own on top, as a table.
+/// The search settings the player plays with (its checkpoint's, as a player takes them, with
+/// the spec's own on top), as a table.
 fn effective_search(net: &NetParams) -> anyhow::Result<toml::Table> {
     let meta = crate::neuralnet::CheckpointMeta::read(&net.path)
         .with_context(|| format!("cannot read network {}", net.path.display()))?;
-    let params = meta
-        .search
-        .unwrap_or_default()
-        .with_overrides(net.search.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
+    let params = crate::play::players::net::player_search_params(meta.search.as_ref(), net)?;
     Ok(toml::Table::try_from(params)?)
 }
 
