@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Ablations per machine-hour (issue 18): trains each recipe variant for the same time on
+"""Ablations per machine-hour: trains each recipe variant for the same time on
 this machine, rates its checkpoints against one fixed equal-time gauntlet, and plots Elo
 against hours of training, one line per variant. A recipe change counts when its line is
 higher at equal hours, not when a loss falls.
 
 Usage:
   scripts/ablate.py --out docs/ablation/kujifunza --hours 1 \\
-      --variant baseline=configs/kujifunza-quick.toml --variant opening=configs/x.toml \\
+      --variant baseline=configs/experiments/kujifunza-recipe.toml --variant opening=configs/x.toml \\
       [--gauntlet alphabeta,net:models/kujifunza.safetensors] [--movetime 50] [--games 40] \\
       [--every 2] [--runs runs/ablation] [--proofs MS] [--puzzles FILE [--puzzle-sims 1]]
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Snapshots of a long training campaign into the repository (issue 18): a campaign outlives
-the 3-hour session that runs it, and its run directory (runs/, git-ignored) may not outlive the
-machine, so each session commits what the next one needs to go on and what readers want to see.
+"""Snapshots of a long training campaign into the repository: a campaign outlives any one
+stretch of work on it, and its run directory (runs/, git-ignored) may not outlive the machine,
+so each stretch commits what the next one needs to go on and what readers want to see.
 
 Usage:
   scripts/campaign.py snapshot --run runs/kiswahili-campaign --to models/kiswahili-campaign \\
@@ -12,14 +12,14 @@ Usage:
 
 Copies the run's newest checkpoint with its optimizer state (as latest.*: `bao train --init
 DEST/latest.safetensors` continues it in a fresh clone), its config, metrics.jsonl,
-metrics.csv and curve.svg into DEST, and appends this session to DEST/hours.json: the run's
+metrics.csv and curve.svg into DEST, and records this stretch in DEST/hours.json: the run's
 generation and elapsed training time (state.json, cumulative over resumes) and the CPU
-seconds the session's `bao train` process has used (--pid reads them from /proc), one entry per
---session, so the campaign's cumulative wall and CPU hours are on record.
+seconds its `bao train` process has used (--pid reads them from /proc), one entry per
+--session label (e.g. a date), so the campaign's cumulative wall and CPU hours are on record.
 
 `gauge` files an equal-time match of the snapshot just taken (`bao eval --out DIR`'s
-results.json: the goal's match of issue 18) under DEST/gauges/SESSION-gen-NNNNNN.json, tagged
-with the snapshot's session, its run's generation and the campaign's cumulative CPU hours (a
+results.json: the campaign's goal match) under DEST/gauges/SESSION-gen-NNNNNN.json, tagged
+with the snapshot's --session label, its run's generation and the campaign's cumulative CPU hours (a
 campaign may pass through several runs, each counting generations from 1), and redraws
 DEST/gauges.csv and gauges.svg: the campaign's score against CPU-hours with its 95% interval,
 the time each side used and, where the match checked proofs, the proven wins the network kept.
@@ -78,7 +78,7 @@ def snapshot(run, dest, session_name, cpu_secs, note):
             shutil.copyfile(run / name, dest / name)
     hours_path = dest / "hours.json"
     hours = json.loads(hours_path.read_text()) if hours_path.exists() else {"sessions": {}}
-    # One entry per session, overwritten by its later snapshots (a session's CPU seconds are
+    # One entry per --session label, overwritten by its later snapshots (its CPU seconds are
     # its process's, cumulative); the campaign's CPU hours are their sum.
     hours["sessions"][session_name] = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="minutes"),
@@ -319,7 +319,7 @@ def main():
     s.add_argument("--to", type=Path, required=True)
     s.add_argument("--cpu-secs", type=float)
     s.add_argument("--pid", type=int, help="read --cpu-secs from this live `bao train` process")
-    s.add_argument("--session", required=True, help="this session's name (e.g. its date)")
+    s.add_argument("--session", required=True, help="a label for this stretch of the campaign (e.g. its date)")
     s.add_argument("--note", default="")
     g = sub.add_parser("gauge")
     g.add_argument("--to", type=Path, required=True, help="the campaign's snapshot folder")

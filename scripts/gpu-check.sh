@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The CUDA check (issue 18): on a machine with an NVIDIA GPU, runs `bao doctor --check`,
+# The CUDA check: on a machine with an NVIDIA GPU, runs `bao doctor --check`,
 # `bao bench net` on the CPU and on CUDA, and a short training run of the README's main job
 # (configs/kujifunza-quick.toml, 2 generations) on CUDA and on the CPU, and writes every log
 # and a summary into OUT (default gpu-check/). Minutes, not hours. Fails if CUDA is not seen.

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# The equal-time ladder (README, "Equal-time play"): each shipped model against alpha-beta at
-# the same thinking time per move (thread CPU time), and the strength cost of leaf batching
-# at equal visits. Results go to docs/ladder/<name>/results.json; scripts/ladder_report.py
+# The equal-time ladder (docs/equal-time.md#the-equal-time-ladder): each shipped model against
+# alpha-beta at the same thinking time per move (thread CPU time), and the strength cost of
+# leaf batching at equal visits. Results go to docs/ladder/<name>/results.json; scripts/ladder_report.py
 # turns them into docs/ladder/ladder.csv and ladder.svg.
 #   LADDER_TIMES="50 200 1000"  times per move in ms
-#   LADDER_GAMES="200 200 200"  games per point, one per time (the README ladder has 200 each)
+#   LADDER_GAMES="200 200 200"  games per point, one per time (the committed points have 200,
+#                               two of the 1000 ms ones 100)
 #   LADDER_THREADS=2            games played at once (one per core; the clock is per thread)
 set -euo pipefail
 cd "$(dirname "$0")/.."

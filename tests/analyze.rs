@@ -1,4 +1,4 @@
-//! `bao analyze` (issue 8): a forced win shows on top; bad input is refused clearly.
+//! `bao analyze`: a forced win shows on top; bad input is refused clearly.
 
 mod common;
 
@@ -166,7 +166,7 @@ fn bad_input_is_named() {
     }
 }
 
-/// Issue 16: `--set` values are validated as a config's `[search]` is, not just parsed.
+/// `--set` values are validated as a config's `[search]` is, not just parsed.
 #[test]
 fn set_overrides_are_validated_like_configs() {
     for (set, needle) in [

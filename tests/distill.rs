@@ -1,4 +1,4 @@
-//! Distillation (`bao learn --teacher`, issue 18): a student network learns a frozen
+//! Distillation (`bao learn --teacher`): a student network learns a frozen
 //! teacher's policy and value instead of its samples' own targets, and `--network` starts the
 //! student fresh at another size. The samples here carry deliberately wrong targets (every
 //! value 1, every policy on the first legal move), so a student that comes to judge as the
@@ -301,5 +301,139 @@ fn bao_learn_search_records_how_a_checkpoint_is_played() {
         let (ok, _, stderr) = learn(&["--steps", "0", "--search", bad]);
         assert!(!ok && stderr.contains(says), "{bad}: {stderr}");
         assert!(!out.exists(), "{bad}: nothing written");
+    }
+}
+
+/// The tiny run's `[distill]` stage: generation 2 distilled into a smaller student.
+const DISTILL: &str = r#"
+[distill]
+teacher_generation = 2
+window = 2000
+phases = [[1000, 0.001], [500, 0.0002]]
+batch_size = 64
+[distill.network]
+blocks = 1
+channels = 8
+policy_channels = 2
+value_channels = 1
+value_hidden = 8
+"#;
+
+/// `[distill]` as a stage of `bao train`: killed in the middle of the stage and run again, the
+/// run writes the student an uninterrupted run writes, byte for byte; the student has the
+/// stated size, its lineage names the teacher, and a finished run does not distil again.
+#[test]
+fn the_distill_stage_resumes_exactly_after_a_kill() {
+    use std::process::{Command, Stdio};
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = tmp.path().join("run.toml");
+    std::fs::write(&cfg, format!("{}{DISTILL}", common::TINY_RUN)).unwrap();
+    let train = |run: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_bao"))
+            .args(["train", "--config"])
+            .arg(&cfg)
+            .arg("--run")
+            .arg(run)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let reference = tmp.path().join("reference");
+    assert!(train(&reference).wait().unwrap().success());
+    let student = reference.join("student/student.safetensors");
+    let expected = std::fs::read(&student).unwrap();
+    let net = Network::load(&student, Device::Cpu).unwrap();
+    assert_eq!((net.config().blocks, net.config().channels), (1, 8));
+    let meta: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(reference.join("student/student.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(
+        meta.to_string().contains("gen-000002.safetensors"),
+        "the lineage names the teacher: {meta}"
+    );
+
+    // Killed once the stage has started (its network.toml is its first write), before it ends.
+    let run = tmp.path().join("run");
+    let mut child = train(&run);
+    let started = run.join("student/network.toml");
+    let done = run.join("student/done.json");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
+    while !started.exists() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before its stage began"
+        );
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the stage never began"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        !done.exists(),
+        "the kill came after the stage ended: raise the [distill] steps"
+    );
+    assert!(train(&run).wait().unwrap().success());
+    assert_eq!(
+        std::fs::read(run.join("student/student.safetensors")).unwrap(),
+        expected
+    );
+    // Done: a rerun leaves the student alone.
+    let before = std::fs::metadata(run.join("student/student.safetensors"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    assert!(train(&run).wait().unwrap().success());
+    let after = std::fs::metadata(run.join("student/student.safetensors"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    assert_eq!(before, after);
+}
+
+/// A `[distill]` stage that cannot run is refused before any work, naming the key and the
+/// file: a teacher generation the run never trains, a student reading other input features.
+#[test]
+fn a_distill_stage_that_cannot_run_is_refused_before_any_work() {
+    let tmp = tempfile::tempdir().unwrap();
+    let staged = format!("{}{DISTILL}", common::TINY_RUN);
+    for (edit, says) in [
+        (
+            staged.replace("teacher_generation = 2", "teacher_generation = 3"),
+            "teacher_generation",
+        ),
+        (
+            staged.replace(
+                "value_hidden = 8\n",
+                "value_hidden = 8\nmove_features = true\n",
+            ),
+            "input features",
+        ),
+        (
+            staged.replace(
+                "phases = [[1000, 0.001], [500, 0.0002]]",
+                "phases = [[0, 0.001]]",
+            ),
+            "phases",
+        ),
+        (staged.replace("window = 2000", "windw = 2000"), "windw"),
+    ] {
+        let cfg = tmp.path().join("bad.toml");
+        std::fs::write(&cfg, &edit).unwrap();
+        let run = tmp.path().join("bad-run");
+        let (ok, _, stderr) = run_bao(&[
+            "train",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--run",
+            run.to_str().unwrap(),
+        ]);
+        assert!(!ok && stderr.contains(says), "{says}: {stderr}");
+        assert!(stderr.contains("bad.toml"), "names the file: {stderr}");
+        assert!(!run.exists(), "{says}: the run directory was written");
     }
 }

@@ -80,7 +80,7 @@ impl Engine {
     }
 }
 
-/// Issue 16: `go depth 64` is unbounded in practice; `stop` ends it with the best move so far,
+/// `go depth 64` is unbounded in practice; `stop` ends it with the best move so far,
 /// commands sent meanwhile are answered `error busy`, and deeper depths are refused.
 #[test]
 fn stop_ends_a_deep_search_and_other_commands_wait() {
@@ -109,7 +109,7 @@ fn stop_ends_a_deep_search_and_other_commands_wait() {
     e.quit();
 }
 
-/// Issue 16: a line that is not UTF-8 is an error line, not the end of the session; an unknown
+/// A line that is not UTF-8 is an error line, not the end of the session; an unknown
 /// command is quoted back short, whatever its length.
 #[test]
 fn bad_bytes_and_huge_lines_get_short_errors() {
@@ -133,7 +133,7 @@ fn bad_bytes_and_huge_lines_get_short_errors() {
     e.quit();
 }
 
-/// Issue 16: a network engine starts in its checkpoint's variant, and a `variant` it cannot
+/// A network engine starts in its checkpoint's variant, and a `variant` it cannot
 /// play is an error answer, not an exit.
 #[test]
 fn a_network_engine_starts_in_its_own_variant() {

@@ -1,4 +1,4 @@
-//! Equal-time play (issue 15): hard time limits, proven moves, leaf batching.
+//! Equal-time play: hard time limits, proven moves, leaf batching.
 
 mod common;
 

@@ -185,7 +185,7 @@ fn options(games: u32, seed: u64, proofs_ms: Option<u64>) -> MatchOptions {
     }
 }
 
-/// Issue 19: a match with proofs checked reports the first player's proven wins kept and
+/// A match with proofs checked reports the first player's proven wins kept and
 /// given away (as the training metrics record them with `[eval] proofs_ms`): greedy, winning
 /// most games against random, moves from proven wins near their ends.
 #[test]
@@ -331,7 +331,7 @@ fn a_crashing_external_engine_fails_cleanly() {
     );
 }
 
-/// Issue 18's measure: with `proofs`, every move from a proven win is counted as kept,
+/// The Kujifunza measure: with `proofs`, every move from a proven win is counted as kept,
 /// dropped or unresolved, per player, and every win given away is listed with its position
 /// and move, which a fresh solver confirms. Alpha-beta at depth 6 keeps more of its wins
 /// than a random player, which gives most of them away.

@@ -1,4 +1,4 @@
-//! `bao label` (issue 18): solver-labelled training positions. Every label is checked by a
+//! `bao label`: solver-labelled training positions. Every label is checked by a
 //! fresh solve whose strategy the reference move generator confirms (R10: a side without a
 //! legal move, or whose front row is empty, has lost), so a wrong target cannot pass.
 

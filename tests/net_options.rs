@@ -1,4 +1,4 @@
-//! The network options of issue 18's recipe: auxiliary heads (the seed-margin and reply
+//! The network options of the training recipe: auxiliary heads (the seed-margin and reply
 //! targets self-play records, how they travel through shards, the heads that learn them) and
 //! move features (a network that reads them, end to end).
 

@@ -204,7 +204,7 @@ fn training_steps_reduce_the_loss_on_a_fixed_batch() {
     }
 }
 
-/// Issue 18: AdamW's decay bypasses Adam's scaling. Without decay it is Adam exactly; with
+/// AdamW's decay bypasses Adam's scaling. Without decay it is Adam exactly; with
 /// decay it shrinks the weights further than L2 through Adam does, here by far (Adam divides
 /// an L2 gradient by its own scale, AdamW removes `lr * decay` of every weight each step).
 #[test]

@@ -207,7 +207,7 @@ fn a_broken_record_is_refused_naming_the_move() {
     );
 }
 
-/// Issue 16: an `ext:` engine that crashes or plays an illegal move loses the game (as `bao
+/// An `ext:` engine that crashes or plays an illegal move loses the game (as `bao
 /// eval` counts it); the session goes on and the person can save.
 #[test]
 fn an_engine_that_crashes_or_plays_illegal_forfeits_and_the_game_can_be_saved() {

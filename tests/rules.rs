@@ -657,7 +657,7 @@ fn expected_move_planes(moves: &bao::game::MoveList, own: bool) -> (Vec<f32>, us
     (planes, captures, wins)
 }
 
-/// The move planes (issue 18's per-move inputs) say, at the hole each move starts from, that
+/// The move planes (the per-move inputs) say, at the hole each move starts from, that
 /// it is legal, what it captures and whether it wins at once (R5, R10); nothing elsewhere.
 #[test]
 fn r5_move_feature_planes_show_each_moves_capture_and_win() {
@@ -699,7 +699,7 @@ fn r5_move_feature_planes_show_each_moves_capture_and_win() {
     );
 }
 
-/// The threat planes (issue 18's per-move inputs, for the opponent) hold the move planes of
+/// The threat planes (the per-move inputs, for the opponent) hold the move planes of
 /// the opponent's moves as if it were to move, at the opponent's holes: built here through
 /// the R13 state (side to move flipped, no takasia, R9) rather than the encoder's own flip.
 #[test]
@@ -752,7 +752,7 @@ fn r5_r9_threat_planes_show_the_opponents_captures_and_wins() {
     );
 }
 
-/// Issue 16: states that cannot arise are refused with the rule that forbids them: an owned
+/// States that cannot arise are refused with the rule that forbids them: an owned
 /// but empty nyumba (R8), takasia in the namua stage or on a hole of fewer than 2 seeds (R9),
 /// a side to move with an empty front row (R10).
 #[test]

@@ -186,24 +186,26 @@ fn batched_driver_matches_single_game_search() {
     }
 }
 
-/// Issue 16: every shipped run config serves `bao selfplay --config` as it is (its
+/// Every shipped run config serves `bao selfplay --config` as it is (its
 /// `[optimizer]`, `[train]`, ... sections are ignored, not refused).
 #[test]
 fn every_shipped_config_loads_for_selfplay() {
     let mut seen = 0;
-    for entry in std::fs::read_dir("configs").unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().and_then(|e| e.to_str()) != Some("toml") {
-            continue;
+    for dir in ["configs", "configs/experiments"] {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().and_then(|e| e.to_str()) != Some("toml") {
+                continue;
+            }
+            bao::command::selfplay::load_config(Some(&path), &[])
+                .unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
+            seen += 1;
         }
-        bao::command::selfplay::load_config(Some(&path), &[])
-            .unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
-        seen += 1;
     }
-    assert!(seen >= 4, "only {seen} configs under configs/");
+    assert_eq!(seen, 21, "the 3 user configs and 18 experiment configs");
 }
 
-/// Issue 16: an error in `[selfplay]` names the real file and its line, not a line of a
+/// An error in `[selfplay]` names the real file and its line, not a line of a
 /// re-serialised table.
 #[test]
 fn selfplay_config_errors_cite_the_file_and_line() {
@@ -233,7 +235,7 @@ fn selfplay_config_overrides_apply_to_a_shipped_config() {
     assert_eq!(c.variant(), Variant::Kujifunza);
 }
 
-/// Issue 18, opening diversity by design: without noise or temperature every game is the
+/// Opening diversity by design: without noise or temperature every game is the
 /// same; `opening_plies` random plies make them differ, and those plies are never samples.
 /// A range draws each game's count: every game's first sample lies inside it, and the games
 /// do not all draw the same count.
@@ -288,7 +290,7 @@ fn random_opening_plies_make_games_differ_and_are_never_samples() {
     assert!(counts.len() > 1, "every game drew {counts:?}");
 }
 
-/// Issue 18, temperature only for the first plies: from ply k on, the move played is the
+/// Temperature only for the first plies: from ply k on, the move played is the
 /// most visited one (the PUCT policy target is the visit distribution).
 #[test]
 fn after_the_temperature_plies_the_most_visited_move_is_played() {
@@ -316,7 +318,7 @@ fn after_the_temperature_plies_the_most_visited_move_is_played() {
     assert!(checked > 20, "only {checked} moves after ply {K}");
 }
 
-/// Issue 18, cheap searches played greedily: their temperature is 0 whatever the schedule.
+/// Cheap searches played greedily: their temperature is 0 whatever the schedule.
 #[test]
 fn cheap_searches_can_be_played_greedily() {
     let mut cfg = config(Variant::Kiswahili).selfplay;
@@ -327,7 +329,7 @@ fn cheap_searches_can_be_played_greedily() {
     assert_eq!(cfg.move_temperature(5, true), 1.0);
 }
 
-/// Issue 19, exact value targets: with `solver_depth`, every sample whose position the
+/// Exact value targets: with `solver_depth`, every sample whose position the
 /// solver proves within that depth carries the proven value as both its game result and its
 /// root value (so any q-mix of the two is exact), the rest keep the game's result, and the
 /// run stays reproducible (a depth, not a time limit).

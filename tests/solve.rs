@@ -58,7 +58,7 @@ fn the_shipped_start_proof_shows_south_wins_kujifunza() {
     );
 }
 
-/// Every first move's value as the README's table states it, each with its proof.
+/// Every first move's value as docs/solving.md's table states it, each with its proof.
 #[test]
 fn every_first_move_proof_checks_with_the_stated_value() {
     // (move, winner, longest line from the start, positions)

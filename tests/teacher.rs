@@ -1,4 +1,4 @@
-//! `bao label --teacher` (issue 18): the games of a fixed player, labelled with its moves and
+//! `bao label --teacher`: the games of a fixed player, labelled with its moves and
 //! the games' results. The labels of each game are replayed with the move generator, so a
 //! policy target that is not the move played, or a value that is not the game's result for the
 //! side to move (R10: a side without a legal move, or whose front row is empty, has lost),

@@ -11,30 +11,7 @@ use bao::training::schedule::Minibatches;
 use bao::training::train::train;
 use rand::SeedableRng;
 
-const CONFIG: &str = r#"
-variant = "kujifunza"
-[network]
-preset = "tiny"
-[selfplay]
-games_in_flight = 8
-sims = 8
-cheap_sims = 4
-max_plies = 60
-[train]
-generations = 2
-games_per_generation = 8
-window_min = 500
-window_growth = 0
-window_max = 500
-batch_size = 32
-max_steps_per_generation = 4
-device = "cpu"
-[eval]
-baselines = ["random"]
-games = 4
-sims = 4
-ply_cap = 60
-"#;
+use common::TINY_RUN as CONFIG;
 
 /// What a run produced, byte for byte: shards, game records and checkpoint weights (with
 /// optimizer state), steps.csv, and metrics.jsonl without its timings (`elapsed_secs` and
@@ -132,7 +109,7 @@ fn tiny_run_writes_everything_and_resumes_to_the_same_generations() {
     let full = tmp.path().join("full");
     let history = train(&cfg, &full, None).unwrap();
     assert_eq!(history.len(), 2);
-    // Issue 16: a run is reproducible, and one interrupted after generation 1 and continued
+    // A run is reproducible, and one interrupted after generation 1 and continued
     // is the uninterrupted run (same shards, weights, optimizer state, metrics).
     assert_same_run(&run, &full);
     for f in [
@@ -310,7 +287,7 @@ fn foreign_and_corrupt_run_directories_are_refused() {
         "mine",
         "left intact"
     );
-    // Issue 16: a second trainer on a directory in use is refused, naming the holder.
+    // A second trainer on a directory in use is refused, naming the holder.
     let busy = tmp.path().join("busy");
     let held = bao::training::runlock::RunLock::acquire(&busy).unwrap();
     let err = format!("{:#}", train(&cfg, &busy, None).unwrap_err());
@@ -394,7 +371,7 @@ fn trainer_overfits_a_small_fixed_set() {
     );
 }
 
-/// Issue 16: after a crash between appending history and committing `state.json`, or in the
+/// After a crash between appending history and committing `state.json`, or in the
 /// middle of a line, resuming leaves exactly the committed generations: no rolled-back rows,
 /// no duplicates, no torn lines.
 #[test]
@@ -435,7 +412,7 @@ fn resume_trims_history_to_the_committed_state() {
     assert_eq!(csv.lines().count(), 2, "header and generation 1:\n{csv}");
 }
 
-/// Issue 16's fault injection: `bao train` killed with SIGKILL at many points of a tiny run
+/// Fault injection: `bao train` killed with SIGKILL at many points of a tiny run
 /// (at start, while self-play writes shards, while it trains, after a checkpoint, after the
 /// metrics line, after the commit), resumed after each kill, ends with exactly the run an
 /// uninterrupted `bao train` writes: generations 1..=N once each, no duplicate step rows,
@@ -541,7 +518,7 @@ fn killed_at_many_points_and_resumed_a_run_ends_as_if_never_killed() {
     assert_same_run(&reference, &run);
 }
 
-/// Issue 18's overlapped pipeline: with `[train] pipeline`, generation g + 1's self-play runs
+/// The overlapped pipeline: with `[train] pipeline`, generation g + 1's self-play runs
 /// while g trains, played by the network of g - 1. No shard is lost (every generation's data
 /// is whole and trained on), each generation trains `ceil(new * reuse / batch)` steps, and the
 /// run stays reproducible: interrupted after generation 1 and resumed, it writes what the
@@ -605,7 +582,7 @@ fn a_pipelined_run_overlaps_selfplay_and_stays_reproducible() {
     assert_same_run(&run, &full);
 }
 
-/// `[train] labels` (issue 18): a run reads its solver labels before it touches the run
+/// `[train] labels`: a run reads its solver labels before it touches the run
 /// directory (a missing set leaves nothing behind), and trains with them mixed in.
 #[test]
 fn a_run_trains_with_solver_labels_and_refuses_a_missing_set() {
@@ -731,4 +708,62 @@ fn out_of_range_keys_are_refused_before_the_run_directory_exists() {
         );
         assert!(!run.exists(), "{} was created", run.display());
     }
+}
+
+/// `bao train --set`: an override changes the run (checked like the file, unknown keys and
+/// bad values named, before anything is written), is recorded in the run directory, kept by a
+/// resume that leaves it out, and a resume with another override is refused.
+#[test]
+fn set_overrides_a_config_key_and_a_resume_keeps_it() {
+    use bao::training::train::train_with;
+    let tmp = tempfile::tempdir().unwrap();
+    let one = write_config(
+        &tmp.path().join("one"),
+        &CONFIG.replace("generations = 2", "generations = 1"),
+    );
+    for (set, named) in [
+        ("search.c_pucct=2", "c_pucct"),
+        ("search.c_puct=-1", "c_puct"),
+        ("train.batch_size=many", "batch_size"),
+        ("nosuchsection.key=1", "nosuchsection"),
+        ("search.c_puct", "expected KEY=VALUE"),
+    ] {
+        let run = tmp.path().join("refused");
+        let err = format!(
+            "{:#}",
+            train_with(&one, &[set.to_string()], &run, None).unwrap_err()
+        );
+        assert!(err.contains(named), "--set {set}: {err}");
+        assert!(!run.exists(), "--set {set} wrote {}", run.display());
+    }
+    let run = tmp.path().join("run");
+    let set = vec!["search.c_puct=2.5".to_string()];
+    assert_eq!(train_with(&one, &set, &run, None).unwrap().len(), 1);
+    let recorded: Vec<String> =
+        serde_json::from_str(&std::fs::read_to_string(run.join("overrides.json")).unwrap())
+            .unwrap();
+    assert_eq!(recorded, set);
+    let meta = std::fs::read_to_string(run.join("models/gen-000001.json")).unwrap();
+    let meta: serde_json::Value = serde_json::from_str(&meta).unwrap();
+    assert_eq!(meta["search"]["c_puct"], 2.5, "{meta}");
+    // Another override on resume is refused like another config; none keeps the recorded one,
+    // and the generation count may still be raised by --set.
+    let err = format!(
+        "{:#}",
+        train_with(&one, &["search.c_puct=3".to_string()], &run, None).unwrap_err()
+    );
+    assert!(
+        err.contains("search.c_puct=2.5") && err.contains("differs"),
+        "{err}"
+    );
+    let more = vec![
+        "search.c_puct=2.5".to_string(),
+        "train.generations=2".to_string(),
+    ];
+    assert_eq!(train_with(&one, &more, &run, None).unwrap().len(), 2);
+    assert_eq!(
+        train(&one, &run, None).unwrap().len(),
+        2,
+        "a resume keeps its --set"
+    );
 }

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 
 use crate::eval::sprt::Sprt;
+use crate::eval::sweep::{self, Grid};
 use crate::eval::tournament::{self, Format, TournamentConfig};
 use crate::game::Variant;
 use crate::play::players::spec::parse_list;
@@ -55,6 +56,13 @@ pub struct Args {
     /// share of proven-won positions where its move keeps the win; writes `puzzles.json`.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["proofs", "sprt"])]
     pub puzzles: Option<PathBuf>,
+    /// Sweep a parameter: `--players PLAYER,REFERENCE --sweep KEY=V1,V2,...` plays PLAYER with
+    /// each value of KEY (a `[search]` key of a network player, `c` or `sims` of mcts, `depth`
+    /// of alphabeta) against REFERENCE on the same paired openings, and writes the Elo of each
+    /// value (from the opening pairs, 95% intervals) to `sweep.csv`, `sweep.json` and
+    /// `sweep.svg`.
+    #[arg(long, value_name = "KEY=V1,V2,...", conflicts_with_all = ["puzzles", "sprt", "format"])]
+    pub sweep: Option<String>,
     /// Folder for `results.json`, `elo.svg` and `games.jsonl` (every game's moves).
     #[arg(long, default_value = "eval-results")]
     pub out: PathBuf,
@@ -72,8 +80,26 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(file) = &args.puzzles {
         return puzzles(file, &players, &args);
     }
+    let grid = match &args.sweep {
+        Some(text) => {
+            let grid: Grid = text.parse()?;
+            let [player, reference] = players.as_slice() else {
+                anyhow::bail!(
+                    "--sweep plays one player against one reference: --players PLAYER,REFERENCE (got {} players)",
+                    players.len()
+                );
+            };
+            players = grid.players(player, reference)?;
+            Some(grid)
+        }
+        None => None,
+    };
     let mut config = TournamentConfig::new(args.variant, players, args.games);
-    config.format = args.format;
+    config.format = if grid.is_some() {
+        Format::Gauntlet
+    } else {
+        args.format
+    };
     config.ply_cap = args.ply_cap;
     config.opening_plies = args.opening_plies;
     config.seed = args.seed;
@@ -105,6 +131,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         svg.display(),
         games.display()
     );
+    if let Some(grid) = &grid {
+        let points = sweep::points(grid, &result);
+        let reference_ms = result.costs.first().and_then(|c| c.mean_ms);
+        let table = sweep::write(&args.out, grid, &result.players[0], reference_ms, &points)?;
+        print!("\n{table}");
+        println!(
+            "wrote {}/sweep.csv, sweep.json and sweep.svg",
+            args.out.display()
+        );
+    }
     Ok(())
 }
 

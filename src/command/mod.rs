@@ -19,6 +19,7 @@ pub mod selfplay;
 pub mod serve;
 pub mod solve;
 pub mod train;
+pub mod tune;
 
 /// bao-zero: train, evaluate and play neural Bao players.
 #[derive(Debug, Parser)]
@@ -47,8 +48,10 @@ pub enum Command {
     Train(train::Args),
     /// Fleet runs in object storage: `bao run status ROOT`.
     Run(run::Args),
-    /// Play a tournament between players and report Elo.
+    /// Play a tournament between players and report Elo (`--sweep` for a parameter grid).
     Eval(eval::Args),
+    /// Tune a network player's search parameters by SPSA at equal time, then gate them.
+    Tune(tune::Args),
     /// Play a game against a player in the terminal.
     Play(play::Args),
     /// Speak the line-based engine protocol on stdin/stdout.
@@ -77,6 +80,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Train(a) => train::run(a),
         Command::Run(a) => run::run(a),
         Command::Eval(a) => eval::run(a),
+        Command::Tune(a) => tune::run(a),
         Command::Play(a) => play::run(a),
         Command::Engine(a) => engine::run(a),
         Command::Analyze(a) => analyze::run(a),

@@ -1,4 +1,4 @@
-//! `bao serve`: play Bao in the browser (see `play::serve` and README "Playing in the browser").
+//! `bao serve`: play Bao in the browser (see `play::serve` and docs/play.md#playing-in-the-browser-bao-serve).
 
 use std::io::Write;
 use std::net::SocketAddr;

@@ -4,7 +4,10 @@
 
 pub mod elo;
 pub mod movecost;
+pub mod pentanomial;
 pub mod proofs;
 pub mod puzzles;
 pub mod sprt;
+pub mod sweep;
 pub mod tournament;
+pub mod tune;

@@ -2,7 +2,7 @@
 //!
 //! Why: in Kujifunza alpha-beta proves most positions of a game in milliseconds, so a match
 //! against it splits every paired opening and proven wins are kept by every trained network
-//! (measured: `docs/ablation/kujifunza-solver/`). What separates players is the positions where
+//! (measured: docs/journal.md, "Kujifunza: solved puzzles, exact value targets"). What separates players is the positions where
 //! keeping the win is hard. A *puzzle* is a position proven won for the side to move in which
 //! some moves keep the win and others are proven to throw it away; `bao solve --make-puzzles`
 //! collects them from the winner's positions of proof files, and `bao eval --puzzles` scores

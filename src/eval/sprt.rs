@@ -1,10 +1,14 @@
-//! Sequential probability ratio test for a two-player match (Bao has no draws).
+//! Sequential probability ratio test for a two-player match.
 //!
-//! H0: the Elo difference is `elo0`; H1: it is `elo1`. After each finished game the log
-//! likelihood ratio `W ln(p1/p0) + L ln((1-p1)/(1-p0))` (with `p = expected_score(elo)`) is
-//! compared with Wald's bounds `ln(beta/(1-alpha))` and `ln((1-beta)/alpha)`.
+//! H0: the Elo difference is `elo0`; H1: it is `elo1` (logistic Elo). The decision is taken on
+//! complete opening pairs with the generalised (pentanomial) log-likelihood ratio, as fishtest
+//! does ([`Pentanomial::llr`]), against Wald's bounds `ln(beta/(1-alpha))` and
+//! `ln((1-beta)/alpha)`. The per-game ratio `W ln(p1/p0) + L ln((1-p1)/(1-p0))` (with
+//! `p = expected_score(elo)`, Bao having no draws) stays available for comparison: it treats
+//! the two games of a pair as independent, which they are not.
 
 use crate::eval::elo::expected_score;
+use crate::eval::pentanomial::Pentanomial;
 
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct Sprt {
@@ -67,8 +71,22 @@ impl Sprt {
         wins * (p1 / p0).ln() + losses * ((1.0 - p1) / (1.0 - p0)).ln()
     }
 
+    /// The generalised log-likelihood ratio of the first player's complete opening pairs.
+    pub fn llr_pairs(&self, pairs: &Pentanomial) -> f64 {
+        pairs.llr(self.elo0, self.elo1)
+    }
+
+    /// The decision on the first player's complete opening pairs.
+    pub fn decide_pairs(&self, pairs: &Pentanomial) -> SprtDecision {
+        self.decision_at(self.llr_pairs(pairs))
+    }
+
+    /// The decision on per-game counts (treating games as independent).
     pub fn decide(&self, wins: f64, losses: f64) -> SprtDecision {
-        let llr = self.llr(wins, losses);
+        self.decision_at(self.llr(wins, losses))
+    }
+
+    fn decision_at(&self, llr: f64) -> SprtDecision {
         let (lo, hi) = self.bounds();
         if llr >= hi {
             SprtDecision::H1

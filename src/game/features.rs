@@ -38,7 +38,7 @@
 //! | 19, 20  | 1 when that move wins at once (R5)                             |
 //!
 //! They cost a move generation per evaluated position and tell the network tactics it would
-//! otherwise have to learn from the board (issue 18's "input features per move").
+//! otherwise have to learn from the board.
 //!
 //! The opponent's threats ([`Encoding::BoardMovesAndThreats`], version 3; `[network]
 //! threat_features = true`, which needs the move planes) are six more planes of the same three

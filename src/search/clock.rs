@@ -102,8 +102,8 @@ impl PartialEq for StopSignal {
 /// tests hold every searching player to it at 30 ms (alpha-beta reads its clock every 256
 /// nodes, rollout MCTS every simulation, network MCTS before each batch, from the slowest step
 /// seen); at long budgets a network search's tree grows large enough that moving and growing
-/// it costs a few milliseconds more (the ladder measured 1009.5 ms at 1000 ms; README,
-/// "Equal-time play").
+/// it costs a few milliseconds more (the ladder measured 1009.5 ms at 1000 ms;
+/// docs/equal-time.md#the-equal-time-ladder).
 pub fn overshoot_margin(budget: Duration) -> Duration {
     Duration::from_millis(5) + budget / 100
 }

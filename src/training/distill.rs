@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use rand::SeedableRng;
+use serde::{Deserialize, Serialize};
 
 use crate::game::Variant;
 use crate::neuralnet::{DeviceChoice, Learner, Losses, NetConfig, Network, OptimizerConfig};
@@ -169,4 +170,192 @@ pub fn learn(args: &LearnOptions) -> anyhow::Result<Learned> {
         loss: Some(mean),
         out,
     })
+}
+
+/// `[distill]`: the run's last stage, which distils a trained generation (the teacher) into a
+/// smaller network (the student) on the run's own self-play. A smaller network searches more
+/// positions in the same time; at equal time that has been worth more than the teacher's
+/// finer judgement (docs/training.md#distillation).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DistillConfig {
+    /// The generation whose checkpoint teaches; the stage runs once the run has trained it.
+    pub teacher_generation: u32,
+    /// The student's architecture (the keys of `[network]`); its input features must be the
+    /// teacher's.
+    pub network: NetConfig,
+    /// Newest self-play positions of the run, up to the teacher's generation, to learn from.
+    pub window: usize,
+    /// `[[steps, learning_rate], ...]`: minibatch steps at each rate, in order (one optimizer
+    /// throughout; phase `i` draws its minibatches from `seed + i`).
+    pub phases: Vec<(usize, f64)>,
+    #[serde(default = "DistillConfig::default_batch_size")]
+    pub batch_size: usize,
+    /// The teacher's share of every target, in (0, 1] (the rest: the samples' own).
+    #[serde(default = "DistillConfig::default_teacher_weight")]
+    pub teacher_weight: f32,
+    /// Seeds the student's initial weights and its minibatches.
+    #[serde(default = "DistillConfig::default_seed")]
+    pub seed: u64,
+}
+
+impl DistillConfig {
+    fn default_batch_size() -> usize {
+        256
+    }
+    fn default_teacher_weight() -> f32 {
+        1.0
+    }
+    fn default_seed() -> u64 {
+        1
+    }
+
+    /// Checks that the stage can run in a run of `generations` whose network is `teacher`,
+    /// before any work: errors name the `[distill]` key.
+    pub fn validate(&self, generations: u32, teacher: &NetConfig) -> anyhow::Result<()> {
+        anyhow::ensure!(
+            (1..=generations).contains(&self.teacher_generation),
+            "[distill] teacher_generation = {}: the run trains generations 1 to {generations} \
+             ([train] generations), so no earlier stage writes that checkpoint",
+            self.teacher_generation
+        );
+        self.network
+            .validate()
+            .map_err(|e| anyhow::anyhow!("[distill.network]: {e:#}"))?;
+        anyhow::ensure!(
+            self.network.encoding() == teacher.encoding(),
+            "[distill.network] move_features = {}, threat_features = {} differ from [network]'s \
+             ({}, {}): a student must read its teacher's input features",
+            self.network.move_features,
+            self.network.threat_features,
+            teacher.move_features,
+            teacher.threat_features
+        );
+        anyhow::ensure!(
+            self.window > 0 && self.batch_size > 0,
+            "[distill] window and batch_size must be > 0"
+        );
+        anyhow::ensure!(
+            !self.phases.is_empty()
+                && self
+                    .phases
+                    .iter()
+                    .all(|&(steps, rate)| steps > 0 && rate > 0.0 && rate.is_finite()),
+            "[distill] phases: [[steps, learning_rate], ...] with steps > 0 and rates > 0, e.g. [[18000, 0.002], [6000, 0.0002]]"
+        );
+        anyhow::ensure!(
+            self.teacher_weight > 0.0 && self.teacher_weight <= 1.0,
+            "[distill] teacher_weight must be in (0, 1]"
+        );
+        Ok(())
+    }
+}
+
+/// Where a run's distillation stage keeps its inputs' record and its output.
+pub struct StudentDir(pub PathBuf);
+
+impl StudentDir {
+    /// The student checkpoint (with its sidecar): the run's player.
+    pub fn model(&self) -> PathBuf {
+        self.0.join("student.safetensors")
+    }
+    /// Written last: the stage is done (what it learned from, and its losses).
+    pub fn done(&self) -> PathBuf {
+        self.0.join("done.json")
+    }
+}
+
+/// What the stage wrote into `done.json`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct StudentRecord {
+    pub teacher: String,
+    pub positions: usize,
+    pub steps: usize,
+    pub policy_loss: f32,
+    pub value_loss: f32,
+    pub secs: f64,
+}
+
+/// Runs the stage into `student` unless it is done: the teacher is `teacher`, the data the
+/// generation directories `data` (newest first). A kill anywhere leaves no `done.json`, and the
+/// stage then runs again from its start: its seed fixes the student's initial weights and
+/// every minibatch, so the checkpoint is the one an uninterrupted run writes.
+pub fn run_stage(
+    config: &DistillConfig,
+    device: DeviceChoice,
+    teacher: &std::path::Path,
+    data: &[PathBuf],
+    student: &StudentDir,
+    progress: bool,
+) -> anyhow::Result<StudentRecord> {
+    if let Ok(text) = std::fs::read_to_string(student.done()) {
+        return serde_json::from_str(&text)
+            .with_context(|| format!("corrupt {}", student.done().display()));
+    }
+    let started = std::time::Instant::now();
+    std::fs::create_dir_all(&student.0)
+        .with_context(|| format!("cannot create {}", student.0.display()))?;
+    // A student left by a killed stage is started afresh.
+    for stale in [student.model(), student.model().with_extension("json")] {
+        if stale.exists() {
+            std::fs::remove_file(&stale)?;
+        }
+    }
+    let net_file = student.0.join("network.toml");
+    crate::dataio::atomic::write_bytes(&net_file, toml::to_string(&config.network)?.as_bytes())?;
+    let device = device.resolve()?;
+    let teacher_net = crate::setup::network(teacher, None, device)
+        .with_context(|| format!("teacher {}", teacher.display()))?;
+    let mut net = Network::new_seeded(&config.network, teacher_net.variant(), device, config.seed)?;
+    net.set_search_params(teacher_net.search_params().cloned());
+    let mut learner = Learner::new(net, OptimizerConfig::default())?;
+    learner.set_lineage(0, Some(teacher.display().to_string()));
+    let teacher_path = teacher;
+    let teacher = Teacher::new(teacher_net, config.teacher_weight, learner.network())?;
+    let window = load_window(data, config.window)?;
+    anyhow::ensure!(
+        !window.is_empty(),
+        "[distill]: the run has no self-play positions"
+    );
+    let total: usize = config.phases.iter().map(|p| p.0).sum();
+    let bar = crate::util::progress::bar(total as u64, "distillation steps", progress);
+    let mut mean = None;
+    for (i, &(steps, rate)) in config.phases.iter().enumerate() {
+        learner.set_learning_rate(rate)?;
+        let mut plan = Minibatches {
+            steps,
+            batch_size: config.batch_size,
+            labels_fraction: 0.0,
+            mirror: learner.network().variant() == Variant::Kujifunza,
+            q_mix: 0.0,
+            rng: rand::rngs::SmallRng::seed_from_u64(config.seed + i as u64),
+        };
+        mean = Some(train_steps(
+            &mut learner,
+            &window,
+            &[],
+            Some(&teacher),
+            &mut plan,
+            |_| {
+                bar.inc(1);
+                Ok(())
+            },
+        )?);
+    }
+    bar.finish_and_clear();
+    let mean = mean.expect("validate() refuses a stage without phases");
+    learner.save(&student.model())?;
+    let record = StudentRecord {
+        teacher: teacher_path.display().to_string(),
+        positions: window.len(),
+        steps: total,
+        policy_loss: mean.policy,
+        value_loss: mean.value,
+        secs: started.elapsed().as_secs_f64(),
+    };
+    crate::dataio::atomic::write_bytes(
+        &student.done(),
+        serde_json::to_string_pretty(&record)?.as_bytes(),
+    )?;
+    Ok(record)
 }

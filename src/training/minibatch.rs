@@ -267,7 +267,7 @@ mod tests {
         }
     }
 
-    /// `labels_fraction` (issue 18): a minibatch of 256 at 0.25 holds exactly 64 labels, and
+    /// `labels_fraction`: a minibatch of 256 at 0.25 holds exactly 64 labels, and
     /// the share rounds to whole samples.
     #[test]
     fn a_minibatch_draws_its_stated_share_from_the_labels() {

@@ -155,6 +155,9 @@ pub struct RunConfig {
     pub optimizer: OptimizerConfig,
     #[serde(default)]
     pub eval: EvalConfig,
+    /// The last stage: the trained network distilled into a smaller one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distill: Option<crate::training::distill::DistillConfig>,
 }
 
 /// Bounds of the `[train]` and `[eval]` keys that size work or memory: far beyond any run
@@ -189,12 +192,32 @@ impl RunConfig {
         Ok(c)
     }
 
+    /// [`Self::load`] with command-line overrides `SECTION.KEY=VALUE` (`bao train --set`)
+    /// applied to the file's values, each checked like a key of the file.
+    pub fn load_with_overrides(path: &Path, overrides: &[String]) -> anyhow::Result<RunConfig> {
+        if overrides.is_empty() {
+            return RunConfig::load(path);
+        }
+        let c: RunConfig = crate::setup::load_config(path, overrides)?;
+        c.validate().with_context(|| {
+            format!(
+                "invalid config {} with --set {}",
+                path.display(),
+                overrides.join(" ")
+            )
+        })?;
+        Ok(c)
+    }
+
     /// Refuses values that cannot work or would exhaust the machine, naming the key
     /// ([`crate::config::KeyError`]).
     pub fn validate(&self) -> anyhow::Result<()> {
         use crate::config::{check_range, ensure_key};
         self.network.validate()?;
         self.optimizer.validate()?;
+        if let Some(d) = &self.distill {
+            d.validate(self.train.generations, &self.network)?;
+        }
         self.selfplay_config().validate()?;
         let t = &self.train;
         check_range("train.generations", t.generations, 1, limits::GENERATIONS)?;

@@ -347,7 +347,7 @@ pub struct SelfplayStats {
     pub opening_hashes: HashSet<u64>,
 }
 
-/// Plies that make an "opening" in the diversity figures (issue 18 counted 6-ply openings).
+/// Plies that make an "opening" in the diversity figures.
 pub const DIVERSITY_OPENING_PLIES: usize = 6;
 
 /// A hash of a move sequence (stable within a run; used to count distinct games).

@@ -6,12 +6,16 @@
 //!
 //! ```text
 //! RUN/config.toml                   the config the run was started with (resume checks it)
+//! RUN/overrides.json                its `--set SECTION.KEY=VALUE` overrides, if any (kept on
+//!                                   resume; a different set is refused)
 //! RUN/state.json                    last finished generation and optimizer steps
 //! RUN/models/gen-NNNNNN.safetensors checkpoints (+ .json sidecar, optimizer state)
 //! RUN/data/gen-NNNNNN/              that generation's self-play shards and game records
 //! RUN/metrics.jsonl, metrics.csv    one line per generation
 //! RUN/steps.csv                     one line per training step
 //! RUN/curve.svg                     Elo and losses over generations
+//! RUN/student/                      with `[distill]`: student.safetensors (the run's player),
+//!                                   network.toml, done.json (written last)
 //! ```
 //!
 //! A generation is committed by writing `state.json` last; a crash or Ctrl-C loses at most
@@ -33,6 +37,7 @@ use crate::eval::tournament::{run_match, MatchOptions};
 use crate::neuralnet::{Learner, Network};
 use crate::play::players::spec::NetParams;
 use crate::play::players::PlayerSpec;
+use crate::training::distill::{run_stage, DistillConfig, StudentDir};
 use crate::training::history::{
     append_metrics, plot_curve, read_metrics, reconcile_history, summary, BaselineGames,
     BaselineResult, GenerationMetrics,
@@ -73,6 +78,90 @@ impl RunDir {
     fn state(&self) -> PathBuf {
         self.0.join("state.json")
     }
+    fn overrides(&self) -> PathBuf {
+        self.0.join("overrides.json")
+    }
+}
+
+/// The `[distill]` stage: the teacher generation's checkpoint distilled into the student in
+/// `RUN/student/`, on the run's self-play up to that generation (newest first).
+fn distill_stage(config: &RunConfig, d: &DistillConfig, dir: &RunDir) -> anyhow::Result<()> {
+    let student = StudentDir(dir.0.join("student"));
+    let fresh = !student.done().exists();
+    if fresh {
+        eprintln!(
+            "distilling generation {} into the [distill.network] student ({} steps)",
+            d.teacher_generation,
+            d.phases.iter().map(|p| p.0).sum::<usize>()
+        );
+    }
+    let data: Vec<PathBuf> = (1..=d.teacher_generation)
+        .rev()
+        .map(|g| dir.data(g))
+        .collect();
+    let record = run_stage(
+        d,
+        config.train.device,
+        &dir.model(d.teacher_generation),
+        &data,
+        &student,
+        true,
+    )?;
+    if fresh {
+        println!(
+            "student: {} steps on {} positions, policy loss {:.4}, value loss {:.4} ({:.0} s); the run's player is {}",
+            record.steps,
+            record.positions,
+            record.policy_loss,
+            record.value_loss,
+            record.secs,
+            student.model().display()
+        );
+    }
+    Ok(())
+}
+
+/// Overrides a resumed run may change, as it may change these keys in its config file: the
+/// generation count (raising it continues the run) and the self-play network's number format.
+const RESUMABLE_KEYS: [&str; 2] = ["train.generations", "selfplay.precision"];
+
+/// The overrides a run is played with: those recorded when it started (a resume may repeat
+/// them or leave them out), else `given`. A resume that names other overrides is refused, but
+/// for [`RESUMABLE_KEYS`], which it may set anew.
+fn run_overrides(dir: &RunDir, given: &[String]) -> anyhow::Result<Vec<String>> {
+    if !dir.state().exists() {
+        return Ok(given.to_vec());
+    }
+    let recorded: Vec<String> = match std::fs::read_to_string(dir.overrides()) {
+        Ok(text) => serde_json::from_str(&text)
+            .with_context(|| format!("corrupt {}", dir.overrides().display()))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(e).context(format!("cannot read {}", dir.overrides().display())),
+    };
+    let resumable = |set: &String| {
+        let key = set.split_once('=').map_or(set.as_str(), |(k, _)| k).trim();
+        RESUMABLE_KEYS.contains(&key)
+    };
+    let fixed = |sets: &[String]| -> Vec<String> {
+        sets.iter().filter(|s| !resumable(s)).cloned().collect()
+    };
+    if given.is_empty() {
+        return Ok(recorded);
+    }
+    if fixed(given) != fixed(&recorded) {
+        bail!(
+            "run directory {} was started with {}; --set {} differs (a resumed run keeps its \
+             overrides: repeat them or leave --set out, or use another --run directory)",
+            dir.0.display(),
+            if recorded.is_empty() {
+                "no --set".to_string()
+            } else {
+                format!("--set {}", recorded.join(" "))
+            },
+            given.join(" ")
+        );
+    }
+    Ok(given.to_vec())
 }
 
 /// Runs (or resumes) the loop in `run_dir`. Returns every generation's metrics.
@@ -86,9 +175,22 @@ pub fn train(
     run_dir: &Path,
     init: Option<&Path>,
 ) -> anyhow::Result<Vec<GenerationMetrics>> {
-    let config = RunConfig::load(config_path)?;
-    let config_text = std::fs::read_to_string(config_path)?;
+    train_with(config_path, &[], run_dir, init)
+}
+
+/// [`train`] with `overrides` (`bao train --set SECTION.KEY=VALUE`) of the config's values;
+/// they are recorded in the run directory, so that a resumed run keeps them without repeating
+/// them, and a resume with other overrides is refused like a different config.
+pub fn train_with(
+    config_path: &Path,
+    overrides: &[String],
+    run_dir: &Path,
+    init: Option<&Path>,
+) -> anyhow::Result<Vec<GenerationMetrics>> {
     let dir = RunDir(run_dir.to_path_buf());
+    let overrides = run_overrides(&dir, overrides)?;
+    let config = RunConfig::load_with_overrides(config_path, &overrides)?;
+    let config_text = std::fs::read_to_string(config_path)?;
     let device = config.train.device.resolve()?;
     // Read before the run directory is touched, so a missing label set leaves nothing behind.
     let labels = load_labels(&config)?;
@@ -105,7 +207,7 @@ pub fn train(
 
     let (mut state, learner) = if dir.state().exists() {
         let saved_config = dir.0.join("config.toml");
-        let saved: RunConfig = crate::config::load_toml(&saved_config)
+        let saved = RunConfig::load_with_overrides(&saved_config, &overrides)
             .with_context(|| format!("{} is not a readable bao run directory", dir.0.display()))?;
         // Only the generation count may change between runs (raising it continues the run),
         // and the self-play network's number format, which changes how fast, not what, it
@@ -142,6 +244,12 @@ pub fn train(
     } else {
         std::fs::create_dir_all(dir.0.join("models"))?;
         write_bytes(&dir.0.join("config.toml"), config_text.as_bytes())?;
+        if !overrides.is_empty() {
+            write_bytes(
+                &dir.overrides(),
+                serde_json::to_string_pretty(&overrides)?.as_bytes(),
+            )?;
+        }
         let learner = initial_learner(&config, device, init)?;
         learner.save(&dir.model(0))?;
         let state = RunState {
@@ -202,6 +310,11 @@ pub fn train(
         }
         Ok(())
     })?;
+    if let Some(d) = &config.distill {
+        if state.generation >= d.teacher_generation {
+            distill_stage(&config, d, &dir)?;
+        }
+    }
     Ok(history)
 }
 

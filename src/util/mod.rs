@@ -1,7 +1,8 @@
 //! Small helpers every room uses: progress bars ([`progress`]), seed derivation
-//! ([`seeds`]), so that every random choice is reproducible from one run seed, and the one
-//! way errors quote user input ([`quote`]).
+//! ([`seeds`]: every random choice reproducible from one run seed), x-y charts ([`chart`]),
+//! and the one way errors quote user input ([`quote`]).
 
+pub mod chart;
 pub mod progress;
 pub mod quote;
 pub mod seeds;

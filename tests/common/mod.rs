@@ -11,6 +11,32 @@ use bao::dataio::store::Store;
 use bao::training::fleet::layout::{self, Latest, ShardName};
 use bao::training::fleet::trainer::TrainerState;
 
+/// A tiny Kujifunza run config: two generations of a few games, seconds on a CPU.
+pub const TINY_RUN: &str = r#"
+variant = "kujifunza"
+[network]
+preset = "tiny"
+[selfplay]
+games_in_flight = 8
+sims = 8
+cheap_sims = 4
+max_plies = 60
+[train]
+generations = 2
+games_per_generation = 8
+window_min = 500
+window_growth = 0
+window_max = 500
+batch_size = 32
+max_steps_per_generation = 4
+device = "cpu"
+[eval]
+baselines = ["random"]
+games = 4
+sims = 4
+ply_cap = 60
+"#;
+
 /// Asserts that the player spec `spec` is refused with an error that says `says`.
 pub fn assert_spec_refused(spec: &str, says: &str) {
     let e = spec

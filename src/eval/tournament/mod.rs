@@ -22,6 +22,7 @@ pub use report::{elo_svg, format_table, write_json};
 use crate::dataio::records::{GameRecord, REASON_PLY_CAP};
 use crate::eval::elo::{self, PairCounts, Z95};
 use crate::eval::movecost::{MoveCosts, MoveTime, MoveTimer, PlayerCosts};
+use crate::eval::pentanomial::{PairedEstimate, Pentanomial};
 use crate::eval::proofs::{DroppedWin, ProofChecker, ProofCounts};
 use crate::eval::sprt::{Sprt, SprtDecision};
 use crate::game::{After, Outcome, Position, Side, Variant, WinReason};
@@ -195,8 +196,16 @@ pub struct PairResult {
     pub forfeits: u32,
     /// `a_wins / (a_wins + b_wins)`: unfinished games do not count.
     pub a_win_rate: Option<f64>,
-    /// Wilson 95% interval of `a_win_rate`.
+    /// Wilson 95% interval of `a_win_rate` (per game: kept for comparison; the games of an
+    /// opening pair are correlated, so `paired` is the figure to read).
     pub a_win_rate_ci95: (f64, f64),
+    /// `a`'s score in each complete opening pair (both colours played), as pentanomial counts.
+    pub pentanomial: Pentanomial,
+    /// `a`'s score, Elo and 95% intervals from those pairs.
+    pub paired: Option<PairedEstimate>,
+    /// `a`'s wins and losses as South and as North (the first-move advantage shows here).
+    pub a_as_south: (u32, u32),
+    pub a_as_north: (u32, u32),
 }
 
 /// One player's rating.
@@ -218,7 +227,12 @@ pub struct SprtReport {
     pub elo1: f64,
     pub alpha: f64,
     pub beta: f64,
+    /// The pentanomial (generalised) log-likelihood ratio the decision is taken on.
     pub llr: f64,
+    /// The per-game (trinomial) ratio, for comparison with older results.
+    pub llr_per_game: f64,
+    /// The first player's complete opening pairs.
+    pub pentanomial: Pentanomial,
     pub bounds: (f64, f64),
     pub decision: SprtDecision,
 }
@@ -485,10 +499,12 @@ pub fn run_tournament(config: &TournamentConfig) -> anyhow::Result<TournamentRes
                     bar.inc(1);
                     if let Some((sprt, decision)) = &mut sprt_state {
                         let (w, l) = a_wins_losses(&games);
-                        *decision = sprt.decide(w as f64, l as f64);
+                        let pairs = pentanomial_of(&games, 0, 0);
+                        *decision = sprt.decide_pairs(&pairs);
                         bar.set_message(format!(
-                            "{w}-{l}  LLR {:.2}",
-                            sprt.llr(w as f64, l as f64)
+                            "{w}-{l}  pairs {:?}  LLR {:.2}",
+                            pairs.counts,
+                            sprt.llr_pairs(&pairs)
                         ));
                         if *decision != SprtDecision::Continue {
                             stop.store(true, Ordering::Relaxed);
@@ -518,6 +534,30 @@ pub fn run_tournament(config: &TournamentConfig) -> anyhow::Result<TournamentRes
         sprt_state.map(|s| s.0),
         started.elapsed().as_secs_f64(),
     ))
+}
+
+/// Player `a`'s scores in the complete opening pairs of pair `pair` (games `2k` and `2k + 1`
+/// share opening `k`, colours swapped). An unfinished game counts half a point; a pair whose
+/// second game is missing (an SPRT stopped, an odd game count) is left out.
+fn pentanomial_of(games: &[GameSummary], pair: usize, a: usize) -> Pentanomial {
+    let mut halves: std::collections::BTreeMap<u32, (u32, u32)> = Default::default();
+    for g in games.iter().filter(|g| g.pair == pair) {
+        let points = match g.winner() {
+            Some(w) if w == a => 2,
+            Some(_) => 0,
+            None => 1,
+        };
+        let e = halves.entry(g.game / 2).or_default();
+        e.0 += 1;
+        e.1 += points;
+    }
+    let mut p = Pentanomial::default();
+    for (played, points) in halves.into_values() {
+        if played == 2 {
+            p.add(points);
+        }
+    }
+    p
 }
 
 /// Wins and losses of player 0 (a two-player match).
@@ -668,6 +708,13 @@ fn summarise(
                 .filter(|g| matches!(g.end, GameEnd::Forfeit { .. }))
                 .count() as u32;
             let finished = (a_wins + b_wins) as f64;
+            let pentanomial = pentanomial_of(&games, p, a);
+            let colour = |south: bool| {
+                let as_colour = mine.iter().filter(|g| (g.south == a) == south);
+                let won = as_colour.clone().filter(|g| g.winner() == Some(a)).count() as u32;
+                let lost = as_colour.filter(|g| g.winner() == Some(b)).count() as u32;
+                (won, lost)
+            };
             PairResult {
                 a,
                 b,
@@ -680,6 +727,10 @@ fn summarise(
                 forfeits,
                 a_win_rate: (finished > 0.0).then(|| a_wins as f64 / finished),
                 a_win_rate_ci95: elo::wilson_interval(a_wins as f64, finished, Z95),
+                paired: pentanomial.estimate(),
+                pentanomial,
+                a_as_south: colour(true),
+                a_as_north: colour(false),
             }
         })
         .collect();
@@ -728,14 +779,17 @@ fn summarise(
         .count();
     let sprt = sprt.map(|s| {
         let (w, l) = a_wins_losses(&games);
+        let pairs = pentanomial_of(&games, 0, 0);
         SprtReport {
             elo0: s.elo0,
             elo1: s.elo1,
             alpha: s.alpha,
             beta: s.beta,
-            llr: s.llr(w as f64, l as f64),
+            llr: s.llr_pairs(&pairs),
+            llr_per_game: s.llr(w as f64, l as f64),
+            pentanomial: pairs,
             bounds: s.bounds(),
-            decision: s.decide(w as f64, l as f64),
+            decision: s.decide_pairs(&pairs),
         }
     });
     TournamentResult {

@@ -46,6 +46,35 @@ pub fn format_table(r: &TournamentResult) -> String {
             }
         );
     }
+    // Per opening pair (the unit of evidence: the two games of a pair are correlated) and per
+    // colour (Kiswahili's first-move advantage is large).
+    let _ = writeln!(
+        s,
+        "\n{:<w$}  {:<w$}  {:>5}  {:>22}  {:>7} {:>15}  {:>9} {:>9}",
+        "A", "B", "pairs", "pairs 0-0.5-1-1.5-2", "A Elo", "95% interval", "A South", "A North"
+    );
+    for p in &r.pairs {
+        let c = p.pentanomial.counts;
+        let (elo, ci) = match &p.paired {
+            Some(e) => (
+                format!("{:.0}", e.elo),
+                format!("{:.0} .. {:.0}", e.elo_ci95.0, e.elo_ci95.1),
+            ),
+            None => ("-".into(), "-".into()),
+        };
+        let _ = writeln!(
+            s,
+            "{:<w$}  {:<w$}  {:>5}  {:>22}  {:>7} {:>15}  {:>9} {:>9}",
+            p.a_name,
+            p.b_name,
+            p.pentanomial.pairs(),
+            format!("{}-{}-{}-{}-{}", c[0], c[1], c[2], c[3], c[4]),
+            elo,
+            ci,
+            format!("{}-{}", p.a_as_south.0, p.a_as_south.1),
+            format!("{}-{}", p.a_as_north.0, p.a_as_north.1),
+        );
+    }
     // Costs beside the ratings: a rating won with more time per move is not the same rating.
     let mut order: Vec<(&Rating, Option<&PlayerCosts>)> = r
         .ratings
@@ -117,10 +146,12 @@ pub fn format_table(r: &TournamentResult) -> String {
     if let Some(t) = &r.sprt {
         let _ = writeln!(
             s,
-            "SPRT elo0={} elo1={}: LLR {:.2} in [{:.2}, {:.2}] -> {}",
+            "SPRT elo0={} elo1={} on {} opening pairs: LLR {:.2} (pentanomial; {:.2} per game) in [{:.2}, {:.2}] -> {}",
             t.elo0,
             t.elo1,
+            t.pentanomial.pairs(),
             t.llr,
+            t.llr_per_game,
             t.bounds.0,
             t.bounds.1,
             match t.decision {

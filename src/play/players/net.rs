@@ -61,8 +61,8 @@ pub const CACHE_SLOTS: usize = 1 << 16;
 /// Leaves a network player batches per evaluator call when neither its checkpoint's search
 /// settings nor its spec say otherwise. Self-play batches across games and trains with one
 /// leaf per tree; a single game can only batch within its tree, where virtual loss makes the
-/// later leaves of a batch worse choices. Measured at equal visits (README, "Equal-time
-/// play": shipped Kiswahili model, 200 simulations, 60 games each against one leaf a call):
+/// later leaves of a batch worse choices. Measured at equal visits (docs/equal-time.md, the
+/// shipped Kiswahili model of the time, 200 simulations, 60 games each against one leaf a call):
 /// 8 leaves -35 Elo (95% -123..53) for 1.5x the speed, 16 and 32 leaves -161 (-259..-64) for
 /// 2.3x and 3.1x. 8 keeps nearly all the strength and most of the speed.
 pub const PLAYER_LEAVES_PER_STEP: usize = 8;

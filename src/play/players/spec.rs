@@ -536,6 +536,50 @@ impl PlayerSpec {
     }
 }
 
+/// Setting one parameter of a spec (sweeps, tuning): the parameters a player has are those of
+/// its search: any `[search]` key of a network player (over the settings its checkpoint
+/// records), `c` and `sims` of `mcts`, `depth` of `alphabeta`.
+impl PlayerSpec {
+    /// This spec with `key=value` (replacing the key where the spec sets it), checked as the
+    /// spec text would be; an error names the key when the player has no such parameter.
+    pub fn with_parameter(&self, key: &str, value: &str) -> Result<PlayerSpec, SpecError> {
+        let fail = |reason: String| SpecError {
+            spec: self.to_string(),
+            reason,
+        };
+        let mut spec = self.clone();
+        match &mut spec {
+            PlayerSpec::Net(p) => {
+                let known = toml::Table::try_from(SearchParams::default())
+                    .map(|t| t.contains_key(key))
+                    .unwrap_or(false);
+                if !known {
+                    return Err(fail(format!(
+                        "a network player has no search parameter `{key}` (its parameters are the [search] keys)"
+                    )));
+                }
+                p.search.retain(|(k, _)| k != key);
+                p.search.push((key.to_string(), value.to_string()));
+            }
+            PlayerSpec::Mcts(p) if key == "c" || key == "sims" => {
+                if key == "c" {
+                    p.c = Some(positive_f32(key, value, &fail)?);
+                } else {
+                    p.sims = Some(positive(key, value, &fail)?);
+                }
+            }
+            PlayerSpec::AlphaBeta(p) if key == "depth" => p.depth = Some(positive(key, value, &fail)?),
+            _ => {
+                return Err(fail(format!(
+                    "this player has no parameter `{key}` (network players take [search] keys, mcts `c` and `sims`, alphabeta `depth`)"
+                )))
+            }
+        }
+        // Checked as text, as a spec a user typed is.
+        spec.to_string().parse()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

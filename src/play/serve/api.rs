@@ -50,13 +50,13 @@ pub fn router(server: Arc<Server>) -> Router {
         .fallback(|| async {
             ApiError::new(
                 StatusCode::NOT_FOUND,
-                "no such page or API route (see README: the JSON API)",
+                "no such page or API route (see docs/play.md, the JSON API)",
             )
         })
         .method_not_allowed_fallback(|| async {
             ApiError::new(
                 StatusCode::METHOD_NOT_ALLOWED,
-                "this route does not take that method (see README: the JSON API)",
+                "this route does not take that method (see docs/play.md, the JSON API)",
             )
         })
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))

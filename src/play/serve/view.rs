@@ -1,4 +1,4 @@
-//! What the JSON API sends: a game as the page draws it (see README "Playing in the browser").
+//! What the JSON API sends: a game as the page draws it (see docs/play.md#the-json-api).
 
 use serde::Serialize;
 

@@ -3,7 +3,7 @@
 //!
 //! Why: in Kujifunza the network's remaining losses against alpha-beta are decided at the
 //! first move after a match's random opening, in positions whose only winning move starts a
-//! 20-30-ply forced line (docs/training.md). Self-play at a few dozen simulations never finds
+//! 20-30-ply forced line (docs/journal.md, "Kujifunza phase 4: solver labels"). Self-play at a few dozen simulations never finds
 //! such lines, so its game results teach the wrong value there; the solver proves them in a
 //! fraction of a second each. Like Leela Chess Zero's rescoring of training data with endgame
 //! tablebases, the proven value (and a proven winning move) becomes the target.
