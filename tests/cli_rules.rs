@@ -158,3 +158,45 @@ fn doctor_reports_libtorch_2_13() {
     assert!(out.contains("libtorch        2.13.0"), "{out}");
     assert!(out.contains("libtorch check  ok"), "{out}");
 }
+
+/// `bao rules apply --json` after a move that ends the game: the position the winning move was
+/// played from is labelled as such (`before`, with the `move`), never as the resulting `state`.
+#[test]
+fn rules_apply_json_after_a_winning_move_labels_the_position_before_it() {
+    use bao::game::{After, Position, Variant};
+    // Greedy-ish: play the first capture, else the first move, until a move wins.
+    let mut pos = Position::start(Variant::Kujifunza);
+    let mut line = Vec::new();
+    let (before, last) = 'game: loop {
+        let moves = pos.legal_moves();
+        for lm in moves.iter() {
+            if let After::Won(_) = lm.after {
+                line.push(lm.notation(pos.to_move()));
+                break 'game (pos, lm.notation(pos.to_move()));
+            }
+        }
+        let lm = moves.iter().next().expect("a move");
+        line.push(lm.notation(pos.to_move()));
+        pos = match lm.after {
+            After::Position(p) => p,
+            After::Won(_) => unreachable!(),
+        };
+        assert!(line.len() < 2000, "no win found");
+    };
+    let mut args = vec!["rules", "apply", "--variant", "kujifunza", "--json"];
+    args.extend(line.iter().map(String::as_str));
+    let (ok, out, err) = bao(&args, "");
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert!(v["winner"].is_string(), "{v}");
+    assert!(
+        v.get("state").is_none(),
+        "no `state`: the game has none after the move: {v}"
+    );
+    assert_eq!(v["move"], last.as_str(), "{v}");
+    assert_eq!(
+        Position::from_json(&v["before"].to_string()).unwrap(),
+        before,
+        "{v}"
+    );
+}

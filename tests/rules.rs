@@ -812,3 +812,103 @@ fn r8_r9_r10_states_that_cannot_arise_are_refused() {
         .to_string();
     assert!(e.contains("fewer than 2") && e.contains("R9"), "{e}");
 }
+
+/// A Kiswahili mtaji-stage state (no hands, no nyumba) with South to move, South's front row
+/// `s_front` (the rest of South's 32 seeds in its back row) and North holding 2 in every hole.
+fn mtaji_state(s_front: [i64; 8], takasia: Option<&str>) -> serde_json::Value {
+    let in_front: i64 = s_front.iter().sum();
+    let mut back = [0i64; 8];
+    let mut left = 32 - in_front;
+    for b in back.iter_mut() {
+        *b = left.min(8);
+        left -= *b;
+    }
+    assert_eq!(left, 0);
+    let twos = [2i64; 8];
+    serde_json::json!({
+        "variant": "kiswahili", "to_move": "S",
+        "S": {"front": s_front, "back": back, "hand": 0, "nyumba": false},
+        "N": {"front": twos, "back": twos, "hand": 0, "nyumba": false},
+        "takasia": takasia,
+    })
+}
+
+/// R13 names exactly its keys, so a state without `takasia` is refused like one without any
+/// other key; states that cannot arise are refused naming the rule: takasia on a hole one of
+/// R9's exceptions spares, and a position whose side not to move has an empty front row (R10:
+/// the game ended when it was emptied), the mirror of the refused empty row of the side to move.
+#[test]
+fn r9_r10_r13_more_states_that_cannot_arise_are_refused() {
+    let refused = |json: String, needles: &[&str]| {
+        let e = Position::from_json(&json).expect_err(&json).to_string();
+        for needle in needles {
+            assert!(e.contains(needle), "wanted `{needle}` in: {e}");
+        }
+    };
+    // Every key is required, `takasia` too (null when there is none).
+    let start = Position::start(Variant::Kujifunza).to_json();
+    assert!(start.contains(",\"takasia\":null"));
+    refused(start.replace(",\"takasia\":null", ""), &["takasia"]);
+    let no_to_move = start.replace("\"to_move\":\"S\",", "");
+    assert_ne!(no_to_move, start);
+    refused(no_to_move, &["to_move"]);
+
+    // The same boards without a mark are fine, so the mark is what is refused.
+    let only_occupied = [0, 0, 4, 0, 0, 0, 0, 0];
+    let only_two_or_more = [1, 1, 4, 1, 0, 0, 0, 1];
+    let many = [0, 0, 4, 3, 0, 0, 0, 0];
+    for front in [only_occupied, only_two_or_more, many] {
+        Position::from_json(&mtaji_state(front, None).to_string()).expect("a mtaji state");
+    }
+    Position::from_json(&mtaji_state(many, Some("A3")).to_string())
+        .expect("takasia on one of two holes of 2 or more");
+    // The takasia'd hole is the only occupied hole of the front row: R9 marks nothing then.
+    refused(
+        mtaji_state(only_occupied, Some("A3")).to_string(),
+        &["R9", "only"],
+    );
+    // ... or the only hole of the front row with 2 or more seeds.
+    refused(
+        mtaji_state(only_two_or_more, Some("A3")).to_string(),
+        &["R9", "only"],
+    );
+    // ... or the owned nyumba.
+    let mut owned = mtaji_state([0, 0, 0, 3, 6, 0, 0, 0], Some("A5"));
+    owned["S"]["nyumba"] = true.into();
+    let mut unmarked = owned.clone();
+    unmarked["takasia"] = serde_json::Value::Null;
+    Position::from_json(&unmarked.to_string()).expect("an owned nyumba in mtaji");
+    refused(owned.to_string(), &["R9", "nyumba"]);
+
+    // The side not to move has an empty front row: the game is over (R10), whichever side.
+    for (mover, other) in [("S", "N"), ("N", "S")] {
+        let mut v: serde_json::Value = serde_json::from_str(&start).unwrap();
+        v["to_move"] = mover.into();
+        v[other]["front"] = serde_json::json!([0i64; 8].to_vec());
+        v[other]["back"] = serde_json::json!([4i64; 8].to_vec());
+        refused(v.to_string(), &["R10"]);
+    }
+}
+
+/// An error quotes at most a short prefix of what it got, whatever field holds a huge string.
+#[test]
+fn r13_errors_quote_long_input_short() {
+    let huge = "x".repeat(10 << 20);
+    let start = Position::start(Variant::Kiswahili).to_json();
+    for json in [
+        start.replace("\"kiswahili\"", &format!("\"{huge}\"")),
+        start.replace("\"to_move\":\"S\"", &format!("\"to_move\":\"{huge}\"")),
+        start.replace("\"takasia\":null", &format!("\"takasia\":\"{huge}\"")),
+        start.replace("\"to_move\"", &format!("\"{huge}\":1,\"to_move\"")),
+        start.replace("\"hand\":22", &format!("\"hand\":\"{huge}\"")),
+    ] {
+        let e = Position::from_json(&json).expect_err("refused").to_string();
+        assert!(e.len() < 1000, "{} bytes: {}...", e.len(), &e[..200]);
+        assert!(e.contains("xxxx"), "the input is quoted: {e}");
+    }
+    let e = Position::start(Variant::Kiswahili)
+        .parse_move(&huge)
+        .unwrap_err()
+        .to_string();
+    assert!(e.len() < 1000, "{} bytes", e.len());
+}

@@ -888,3 +888,52 @@ fn serve_refuses_zero_limits_and_bad_origins() {
         assert!(err.contains(says), "{flag} {value}: {err}");
     }
 }
+
+/// A start position is checked as R13 states are everywhere: a takasia mark R9 never makes
+/// (here on the only occupied hole of the front row) and a finished game are refused, naming
+/// the rule, instead of starting a game that is already over.
+#[test]
+fn start_positions_that_cannot_arise_are_refused() {
+    let api = Api::new(&["greedy"], 4, 1000);
+    let state = |s_front: [i64; 8], n_front: [i64; 8], takasia: Option<&str>| {
+        let mut s_back = [0i64; 8];
+        s_back[0] = 32 - s_front.iter().sum::<i64>();
+        let mut n_back = [0i64; 8];
+        n_back[0] = 32 - n_front.iter().sum::<i64>();
+        json!({
+            "variant": "kiswahili", "to_move": "S",
+            "S": {"front": s_front, "back": s_back, "hand": 0, "nyumba": false},
+            "N": {"front": n_front, "back": n_back, "hand": 0, "nyumba": false},
+            "takasia": takasia,
+        })
+    };
+    let fine = state([0, 0, 4, 0, 0, 0, 0, 0], [2; 8], None);
+    let (status, _) = api.call(
+        "POST",
+        "/api/games",
+        &json!({"variant": "kiswahili", "start": fine}).to_string(),
+    );
+    assert_eq!(status, StatusCode::CREATED);
+    for (start, rule) in [
+        (state([0, 0, 4, 0, 0, 0, 0, 0], [2; 8], Some("A3")), "R9"),
+        (state([2; 8], [0; 8], None), "R10"),
+    ] {
+        let e = api.fails(
+            "POST",
+            "/api/games",
+            &json!({"variant": "kiswahili", "start": start}).to_string(),
+            StatusCode::BAD_REQUEST,
+        );
+        assert!(e.contains(rule), "{e}");
+    }
+    // The start position names every R13 key, `takasia` too.
+    let mut no_mark = fine.clone();
+    no_mark.as_object_mut().unwrap().remove("takasia");
+    let e = api.fails(
+        "POST",
+        "/api/games",
+        &json!({"variant": "kiswahili", "start": no_mark}).to_string(),
+        StatusCode::BAD_REQUEST,
+    );
+    assert!(e.contains("takasia"), "{e}");
+}

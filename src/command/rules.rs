@@ -26,6 +26,10 @@ enum Rules {
         variant: Variant,
     },
     /// Play a list of moves (R12) from the start and print the board.
+    ///
+    /// With --json: the final state as R13 JSON; after a move that ends the game,
+    /// {"winner", "reason", "move": the winning move, "before": the state it was played from}
+    /// (a game won in the middle of a move leaves no position to move from).
     Apply {
         #[arg(long)]
         variant: Variant,
@@ -119,10 +123,17 @@ fn apply(variant: Variant, json: bool, moves: &[String]) -> anyhow::Result<()> {
     };
     let outcome = result.or_else(|| pos.outcome());
     if json {
-        let mut v = serde_json::to_value(pos.to_state_json())?;
-        if let Some(o) = outcome {
-            v = json!({"winner": o.winner.letter(), "reason": o.reason.name(), "state": v});
-        }
+        let state = serde_json::to_value(pos.to_state_json())?;
+        let v = match (result, outcome) {
+            // The winning move has no successor state: name the one it was played from.
+            (Some(o), _) => json!({"winner": o.winner.letter(), "reason": o.reason.name(),
+                                   "move": moves[moves.len() - 1], "before": state}),
+            // A position without a legal move: the game is over in it.
+            (None, Some(o)) => {
+                json!({"winner": o.winner.letter(), "reason": o.reason.name(), "state": state})
+            }
+            (None, None) => state,
+        };
         println!("{v}");
     } else {
         println!("{pos}");

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use super::notation::parse_hole;
 use super::position::{Position, NYUMBA, TOTAL_SEEDS};
 use super::types::{Side, Variant};
+use crate::util::quote::{clip, quote, MESSAGE_CHARS};
 
 /// One side of an R13 state. Counts are signed so that a negative count is reported as
 /// such rather than as a type error.
@@ -27,7 +28,18 @@ pub struct StateJson {
     pub south: SideJson,
     #[serde(rename = "N")]
     pub north: SideJson,
+    /// Required like every other key (`null` when no hole is marked): R13 names exactly these.
+    #[serde(deserialize_with = "required_nullable")]
     pub takasia: Option<String>,
+}
+
+/// An `Option` field that must be present (serde otherwise reads a missing one as `None`).
+fn required_nullable<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(d)
 }
 
 /// Why a state was refused.
@@ -42,8 +54,12 @@ fn err<T>(msg: impl Into<String>) -> Result<T, StateError> {
 impl Position {
     /// Parses an R13 JSON state, rejecting anything that breaks its rules.
     pub fn from_json(text: &str) -> Result<Position, StateError> {
-        let state: StateJson =
-            serde_json::from_str(text).map_err(|e| StateError(format!("not an R13 state: {e}")))?;
+        let state: StateJson = serde_json::from_str(text).map_err(|e| {
+            StateError(format!(
+                "not an R13 state: {}",
+                clip(&e.to_string(), MESSAGE_CHARS)
+            ))
+        })?;
         Position::from_state_json(&state)
     }
 
@@ -54,8 +70,8 @@ impl Position {
             Some(s) => s,
             None => {
                 return err(format!(
-                    "to_move must be \"S\" or \"N\", not {:?}",
-                    state.to_move
+                    "to_move must be \"S\" or \"N\", not \"{}\"",
+                    quote(&state.to_move)
                 ))
             }
         };
@@ -104,6 +120,14 @@ impl Position {
                 "{to_move} is to move with an empty front row, which cannot arise: the game ended when it was emptied (R10)"
             ));
         }
+        // R10 again: a capture that empties the opponent's front row wins at once, so no state
+        // to move from has an empty front row on either side.
+        let waiting = to_move.opponent();
+        if pos.front(waiting).iter().all(|&c| c == 0) {
+            return err(format!(
+                "{waiting}'s front row is empty, so the game is over: the capture that emptied it won (R10); there is no position to move from"
+            ));
+        }
         let total = pos.total_seeds();
         if total != TOTAL_SEEDS {
             return err(format!(
@@ -115,6 +139,7 @@ impl Position {
             Some(name) => {
                 let (owner, hole) =
                     parse_hole(name).map_err(|e| StateError(format!("takasia: {e}")))?;
+                let name = quote(name);
                 if owner != to_move || !hole.is_front() {
                     return err(format!(
                         "takasia {name} is not a front hole of the side to move ({to_move})"
@@ -136,6 +161,24 @@ impl Position {
                 if seeds < 2 {
                     return err(format!(
                         "takasia {name} on a hole of {seeds} seed(s): takasia never marks a hole with fewer than 2 (R9)"
+                    ));
+                }
+                // R9's other exceptions: nothing is marked on the only occupied hole of the
+                // front row, on its only hole of 2 or more seeds, or on an owned nyumba.
+                let front = pos.front(to_move);
+                if front.iter().filter(|&&c| c > 0).count() == 1 {
+                    return err(format!(
+                        "takasia {name} on the only occupied hole of {to_move}'s front row: R9 marks nothing then"
+                    ));
+                }
+                if front.iter().filter(|&&c| c >= 2).count() == 1 {
+                    return err(format!(
+                        "takasia {name} on the only hole of {to_move}'s front row with 2 or more seeds: R9 marks nothing then"
+                    ));
+                }
+                if hole.ring() == NYUMBA && pos.nyumba[to_move.index()] {
+                    return err(format!(
+                        "takasia {name} on {to_move}'s nyumba, which {to_move} still owns: R9 marks nothing then"
                     ));
                 }
                 Some(hole.ring() as u8)

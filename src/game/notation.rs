@@ -3,21 +3,28 @@
 use super::movegen::{After, LegalMove};
 use super::position::Position;
 use super::types::{Dir, Hole, MoveKind, Side};
+use crate::util::quote::quote;
 
 /// Why a move text was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum NotationError {
-    #[error("malformed move `{0}`: expected <hole><L|R>[+], e.g. A7L or b3R+")]
+    #[error(
+        "malformed move `{}`: expected <hole><L|R>[+], e.g. A7L or b3R+",
+        quote(.0)
+    )]
     Malformed(String),
-    #[error("no hole `{0}`: holes are A1..A8, B1..B8 (South) and a1..a8, b1..b8 (North)")]
+    #[error(
+        "no hole `{}`: holes are A1..A8, B1..B8 (South) and a1..a8, b1..b8 (North)",
+        quote(.0)
+    )]
     NoSuchHole(String),
-    #[error("`{text}` names a hole of {owner}, but {to_move} is to move")]
+    #[error("`{}` names a hole of {owner}, but {to_move} is to move", quote(.text))]
     WrongSide {
         text: String,
         owner: Side,
         to_move: Side,
     },
-    #[error("illegal move `{text}`; legal moves are: {legal}")]
+    #[error("illegal move `{}`; legal moves are: {legal}", quote(.text))]
     Illegal { text: String, legal: String },
     #[error("no legal move: the game is over")]
     GameOver,
@@ -44,7 +51,7 @@ impl LegalMove {
 
 /// Why a list of moves could not be played: the first bad move, counted from 1.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("move {number} `{text}`: {error}")]
+#[error("move {number} `{}`: {error}", quote(.text))]
 pub struct LineError {
     pub number: usize,
     pub text: String,

@@ -36,7 +36,8 @@ impl std::str::FromStr for Variant {
             "kiswahili" => Ok(Variant::Kiswahili),
             "kujifunza" => Ok(Variant::Kujifunza),
             _ => Err(format!(
-                "unknown variant `{s}` (expected `kiswahili` or `kujifunza`)"
+                "unknown variant `{}` (expected `kiswahili` or `kujifunza`)",
+                crate::util::quote::quote(s)
             )),
         }
     }
