@@ -433,3 +433,24 @@ fn setoption_tunes_a_network_players_search() {
     );
     e.quit();
 }
+
+/// A refused player spec quotes a short prefix of itself, however long it is, with control
+/// characters escaped.
+#[test]
+fn a_long_bad_spec_is_quoted_short() {
+    let huge = format!("alphabeta:depth=3:{}=1", "x".repeat(100_000));
+    let (ok, _, err) = common::run_bao(&["engine", &huge]);
+    assert!(!ok);
+    assert!(
+        err.contains("unknown option"),
+        "{}",
+        &err[..err.len().min(300)]
+    );
+    assert!(err.len() < 2000, "{} bytes on stderr", err.len());
+    let (ok, _, err) = common::run_bao(&["engine", "alpha\u{1b}[2Jbeta"]);
+    assert!(!ok);
+    assert!(
+        err.contains("\\u{1b}") && !err.contains('\u{1b}'),
+        "{err:?}"
+    );
+}

@@ -36,7 +36,11 @@ use crate::search::SearchParams;
 
 /// Why a spec was refused; the message names the part that is wrong.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("bad player spec `{spec}`: {reason}")]
+#[error(
+    "bad player spec `{}`: {}",
+    crate::util::quote::clip(.spec, 160),
+    crate::util::quote::clip(.reason, crate::util::quote::MESSAGE_CHARS)
+)]
 pub struct SpecError {
     pub spec: String,
     pub reason: String,
