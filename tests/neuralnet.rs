@@ -1,5 +1,7 @@
 //! The policy/value network: shapes, masking, learning, checkpoints, export, cache.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use bao::game::features::{self, FEATURES};
@@ -778,4 +780,145 @@ fn native_backend_is_f32_only() {
     assert!(err_text(bf16.with_backend(Backend::Native)).contains("f32"));
     assert_eq!("native".parse::<Backend>(), Ok(Backend::Native));
     assert!("onnx".parse::<Backend>().unwrap_err().contains("`torch`"));
+}
+
+/// Saves a tiny Kujifunza network with search settings recorded at `dir/NAME.safetensors`.
+fn saved_tiny(dir: &Path, name: &str, variant: Variant, seed: i64) -> PathBuf {
+    let path = ckpt(dir, name);
+    let mut net = tiny(variant, seed);
+    net.set_search_params(Some(bao::search::SearchParams::default()));
+    net.save(&path, &Lineage::default()).unwrap();
+    path
+}
+
+fn edit_sidecar(path: &Path, edit: impl FnOnce(&mut serde_json::Value)) {
+    let sidecar = path.with_extension("json");
+    let mut meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&sidecar).unwrap()).unwrap();
+    edit(&mut meta);
+    std::fs::write(&sidecar, meta.to_string()).unwrap();
+}
+
+/// A Kiswahili sidecar beside Kujifunza weights is the wrong sidecar, not a variant mismatch:
+/// the weights' digest is checked first, so the message names the sidecar they do not belong to.
+#[test]
+fn a_sidecar_of_another_checkpoint_is_named_before_its_variant() {
+    let dir = tempfile::tempdir().unwrap();
+    let kujifunza = saved_tiny(dir.path(), "kujifunza", Variant::Kujifunza, 1);
+    let kiswahili = saved_tiny(dir.path(), "kiswahili", Variant::Kiswahili, 2);
+    std::fs::copy(
+        kiswahili.with_extension("json"),
+        kujifunza.with_extension("json"),
+    )
+    .unwrap();
+    for e in [
+        err_text(Network::load_for(
+            &kujifunza,
+            Variant::Kujifunza,
+            Device::Cpu,
+        )),
+        err_text(Network::load(&kujifunza, Device::Cpu)),
+    ] {
+        assert!(
+            e.contains("do not belong to their sidecar") && e.contains("kujifunza.json"),
+            "{e}"
+        );
+        assert!(!e.contains("trained for bao la"), "{e}");
+    }
+}
+
+/// Search settings a sidecar records are checked when it is read, and a bad one is blamed on
+/// the sidecar, not on a `--set` nobody gave.
+#[test]
+fn a_bad_search_setting_in_a_sidecar_names_the_sidecar() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = saved_tiny(dir.path(), "net", Variant::Kujifunza, 3);
+    edit_sidecar(&path, |m| m["search"]["c_puct"] = (-1.0).into());
+    let e = err_text(Network::load(&path, Device::Cpu));
+    assert!(e.contains("net.json") && e.contains("c_puct"), "{e}");
+    let e = err_text(bao::neuralnet::CheckpointMeta::read(&path));
+    assert!(e.contains("net.json") && e.contains("c_puct"), "{e}");
+    let (ok, _, err) = common::run_bao(&[
+        "analyze",
+        "--variant",
+        "kujifunza",
+        "--model",
+        path.to_str().unwrap(),
+        "--sims",
+        "4",
+        "--device",
+        "cpu",
+    ]);
+    assert!(!ok);
+    assert!(err.contains("net.json") && err.contains("c_puct"), "{err}");
+    assert!(!err.contains("--set"), "no --set was given: {err}");
+}
+
+/// Batch-norm variances are never negative: weights holding one (a damaged file) are refused,
+/// naming the tensor, like NaN weights.
+#[test]
+fn negative_batch_norm_variances_are_refused_naming_the_tensor() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = tiny(Variant::Kujifunza, 4);
+    let victim = "block0.a.bn.running_var";
+    let vars = net.var_store().variables();
+    tch::no_grad(|| {
+        let _ = vars[victim].view(-1).get(3).fill_(-0.5);
+    });
+    let path = ckpt(dir.path(), "negative");
+    net.save(&path, &Lineage::default()).unwrap();
+    let e = err_text(Network::load(&path, Device::Cpu));
+    assert!(
+        e.contains(&format!("tensor `{victim}`")) && e.contains("negative"),
+        "{e}"
+    );
+}
+
+/// A sidecar that claims a far larger network than its weights file holds is refused from the
+/// file's header, before the claimed network is allocated: the loading process never grows
+/// by the claimed size (here about 900 MB of weights).
+#[test]
+fn a_sidecar_claiming_a_larger_network_is_refused_before_allocating() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = saved_tiny(dir.path(), "claims", Variant::Kujifunza, 5);
+    edit_sidecar(&path, |m| {
+        m["config"]["channels"] = 1024.into();
+        m["config"]["blocks"] = 12.into();
+    });
+    let e = err_text(Network::load(&path, Device::Cpu));
+    assert!(
+        e.contains("tensor `") && e.contains("the architecture") && e.contains("claims.json"),
+        "{e}"
+    );
+    let (ok, _, err) = common::run_bao(&["engine", &format!("net:{}", path.display())]);
+    assert!(!ok);
+    assert!(err.contains("tensor `"), "{err}");
+    // The largest child this test process waited for (this test binary starts no other).
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    assert_eq!(
+        unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) },
+        0
+    );
+    let peak_mb = usage.ru_maxrss / 1024;
+    assert!(
+        peak_mb < 700,
+        "the loader grew to {peak_mb} MB: the claimed network was allocated"
+    );
+}
+
+/// A sidecar without a weights digest still loads (checkpoints written before digests were
+/// recorded), but not silently: a warning says its weights go unchecked.
+#[test]
+fn a_sidecar_without_a_digest_loads_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = saved_tiny(dir.path(), "undigested", Variant::Kujifunza, 6);
+    edit_sidecar(&path, |m| {
+        m.as_object_mut().unwrap().remove("weights_sha256").unwrap();
+    });
+    let (ok, _, err) = common::run_bao(&["engine", &format!("net:{}:sims=2", path.display())]);
+    assert!(ok, "{err}");
+    assert!(
+        err.contains("weights_sha256") && err.contains("undigested.json"),
+        "a warning names the sidecar: {err}"
+    );
 }

@@ -103,6 +103,16 @@ impl CheckpointMeta {
             meta.format,
             CHECKPOINT_FORMAT
         );
+        // Checked here, so that a bad value is blamed on the sidecar that holds it rather than
+        // on whatever override is applied over it later.
+        if let Some(search) = &meta.search {
+            search.validate().with_context(|| {
+                format!(
+                    "checkpoint metadata {} records search settings that cannot be used",
+                    sidecar.display()
+                )
+            })?;
+        }
         Ok(meta)
     }
 
@@ -144,7 +154,18 @@ impl CheckpointMeta {
 
     /// Fails unless `weights` (the bytes of the `.safetensors` file at `path`) are the ones
     /// this sidecar was written with (see [`Self::weights_sha256`]).
+    /// Without a recorded digest (a checkpoint written before digests were), the weights load
+    /// unchecked, with a warning.
     pub fn check_weights(&self, path: &Path, weights: &[u8]) -> anyhow::Result<()> {
+        if self.weights_sha256.is_none() {
+            tracing::warn!(
+                "checkpoint metadata {} records no weights_sha256: its weights {} load \
+                 unchecked (a weights file of another checkpoint behind it would go unnoticed; \
+                 saving the checkpoint again records the digest)",
+                sidecar_path(path)?.display(),
+                path.display()
+            );
+        }
         if let Some(expected) = &self.weights_sha256 {
             let actual = crate::dataio::store::sha256_hex(weights);
             anyhow::ensure!(

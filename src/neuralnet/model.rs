@@ -13,6 +13,8 @@
 //! [`nn::VarStore`] (`stem.conv.weight`, `block3.b.bn.running_var`, ...) are the checkpoint's
 //! tensor names, so renaming a layer breaks old checkpoints.
 
+use std::collections::BTreeMap;
+
 use tch::nn::{self, Module, ModuleT};
 use tch::Tensor;
 
@@ -173,6 +175,46 @@ impl Model {
     fn value_out(&self, hidden: &Tensor) -> Tensor {
         self.value_fc2.forward(hidden).tanh().squeeze_dim(1)
     }
+}
+
+/// The name and shape of every tensor [`Model::new`] makes for `cfg` (the checkpoint's
+/// tensors), computed without allocating any: how a loader compares what a sidecar claims with
+/// what a weights file holds before it builds the network.
+pub(crate) fn tensor_shapes(cfg: &NetConfig) -> BTreeMap<String, Vec<i64>> {
+    let mut shapes = BTreeMap::new();
+    let mut conv_bn = |path: &str, c_in: usize, c_out: usize, kernel: i64| {
+        let (c_in, c_out) = (c_in as i64, c_out as i64);
+        shapes.insert(
+            format!("{path}.conv.weight"),
+            vec![c_out, c_in, kernel, kernel],
+        );
+        for t in ["weight", "bias", "running_mean", "running_var"] {
+            shapes.insert(format!("{path}.bn.{t}"), vec![c_out]);
+        }
+    };
+    let c = cfg.channels;
+    conv_bn("stem", cfg.encoding().planes(), c, 3);
+    for i in 0..cfg.blocks {
+        conv_bn(&format!("block{i}.a"), c, c, 3);
+        conv_bn(&format!("block{i}.b"), c, c, 3);
+    }
+    conv_bn("policy", c, cfg.policy_channels, 1);
+    conv_bn("value", c, cfg.value_channels, 1);
+    let mut linear = |path: &str, inputs: usize, outputs: usize| {
+        shapes.insert(
+            format!("{path}.weight"),
+            vec![outputs as i64, inputs as i64],
+        );
+        shapes.insert(format!("{path}.bias"), vec![outputs as i64]);
+    };
+    linear("policy_fc", cfg.policy_channels * CELLS, ACTIONS);
+    linear("value_fc1", cfg.value_channels * CELLS, cfg.value_hidden);
+    linear("value_fc2", cfg.value_hidden, 1);
+    if cfg.aux_heads {
+        linear("aux_margin_fc", cfg.value_hidden, 1);
+        linear("aux_reply_fc", cfg.policy_channels * CELLS, ACTIONS);
+    }
+    shapes
 }
 
 /// Whether a checkpoint tensor is a block's last batch norm's scale or shift

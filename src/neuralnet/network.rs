@@ -284,26 +284,45 @@ impl Network {
     /// Fails on an old feature encoding, a sidecar that does not describe the weights, and
     /// corrupt files. Use [`Self::load_for`] where the variant is known.
     pub fn load(path: &Path, device: Device) -> anyhow::Result<Network> {
+        Network::load_checked(path, None, device)
+    }
+
+    /// [`Self::load`], refusing a checkpoint trained for another variant.
+    pub fn load_for(path: &Path, variant: Variant, device: Device) -> anyhow::Result<Network> {
+        Network::load_checked(path, Some(variant), device)
+    }
+
+    /// Checks before anything is allocated, in the order that names the real fault: the
+    /// weights' digest against the sidecar (so the sidecar of another checkpoint, of the other
+    /// variant too, is named as such), then variant and encoding, then the tensors the weights
+    /// file's header lists against those the sidecar's architecture needs (so a sidecar that
+    /// claims a far larger network is refused before that network is built).
+    fn load_checked(
+        path: &Path,
+        variant: Option<Variant>,
+        device: Device,
+    ) -> anyhow::Result<Network> {
         let path = checkpoint::weights_path(path)?;
         let meta = CheckpointMeta::read(&path)?;
-        meta.check_encoding(&path)?;
+        let bytes = std::fs::read(&path)
+            .with_context(|| format!("cannot read checkpoint weights {}", path.display()))?;
+        meta.check_weights(&path, &bytes)?;
+        match variant {
+            Some(v) => meta.check_compatible(&path, v)?,
+            None => meta.check_encoding(&path)?,
+        }
+        check_header(&path, &bytes, &meta.config)?;
+        drop(bytes);
         let mut net = Network::new(&meta.config, meta.variant, device).with_context(|| {
             format!(
                 "checkpoint metadata {} has a bad architecture",
                 path.display()
             )
         })?;
-        net.load_weights(&path, &meta)?;
+        net.load_weights(&path)?;
         net.lineage = meta.lineage();
         net.search = meta.search;
         Ok(net)
-    }
-
-    /// [`Self::load`], refusing a checkpoint trained for another variant.
-    pub fn load_for(path: &Path, variant: Variant, device: Device) -> anyhow::Result<Network> {
-        let meta = CheckpointMeta::read(path)?;
-        meta.check_compatible(path, variant)?;
-        Network::load(path, device)
     }
 
     /// Fails unless this network plays `variant`.
@@ -389,12 +408,9 @@ impl Network {
 
     /// Copies the tensors of a `.safetensors` file into this network, requiring exactly the
     /// same names, shapes and float type (unlike `VarStore::load`, which would broadcast a
-    /// wrongly shaped tensor and ignore extra ones) and finite values, from the file the
-    /// sidecar `meta` was written with.
-    fn load_weights(&mut self, path: &Path, meta: &CheckpointMeta) -> anyhow::Result<()> {
-        let bytes = std::fs::read(path)
-            .with_context(|| format!("cannot read checkpoint weights {}", path.display()))?;
-        meta.check_weights(path, &bytes)?;
+    /// wrongly shaped tensor and ignore extra ones), finite values and batch-norm variances
+    /// that are not negative.
+    fn load_weights(&mut self, path: &Path) -> anyhow::Result<()> {
         let stored: HashMap<String, Tensor> = Tensor::read_safetensors(path)
             .map_err(|e| {
                 anyhow::anyhow!(
@@ -427,6 +443,9 @@ impl Network {
                 var.size()
             );
             ensure_finite(path, name, src)?;
+            if name.ends_with(".running_var") {
+                ensure_non_negative(path, name, src)?;
+            }
             tch::no_grad(|| var.f_copy_(src))
                 .with_context(|| format!("cannot copy tensor `{name}`"))?;
         }
@@ -449,6 +468,84 @@ fn ensure_finite(path: &Path, name: &str, tensor: &Tensor) -> anyhow::Result<()>
          infinity) out of {}; the run that wrote it diverged or the file is damaged",
         path.display(),
         tensor.numel()
+    );
+    Ok(())
+}
+
+/// Fails if the stored batch-norm variance `name` holds a negative value, which no training
+/// produces: a damaged file, which would otherwise load and play (its square root is NaN).
+fn ensure_non_negative(path: &Path, name: &str, tensor: &Tensor) -> anyhow::Result<()> {
+    let bad = tensor.lt(0.0).sum(Kind::Int64).int64_value(&[]);
+    anyhow::ensure!(
+        bad == 0,
+        "checkpoint weights {}: tensor `{name}` holds {bad} negative variance(s) out of {}; a \
+         batch norm's running variance is never negative, so the file is damaged",
+        path.display(),
+        tensor.numel()
+    );
+    Ok(())
+}
+
+/// Compares the tensors the header of the `.safetensors` file `bytes` (at `path`) lists with
+/// those the architecture `config` needs, by name and shape, allocating nothing.
+fn check_header(path: &Path, bytes: &[u8], config: &NetConfig) -> anyhow::Result<()> {
+    let corrupt = |why: &str| {
+        anyhow::anyhow!(
+            "checkpoint weights {} are unreadable or corrupt: {why}",
+            path.display()
+        )
+    };
+    let sidecar = checkpoint::sidecar_path(path)?;
+    let len = bytes
+        .get(..8)
+        .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+        .ok_or_else(|| corrupt("shorter than a safetensors header"))?;
+    let header = usize::try_from(len)
+        .ok()
+        .and_then(|n| bytes.get(8..8usize.checked_add(n)?))
+        .ok_or_else(|| corrupt("its header runs past the end of the file"))?;
+    let header: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_slice(header).map_err(|e| corrupt(&format!("its header: {e}")))?;
+    let mut stored = BTreeMap::new();
+    for (name, entry) in &header {
+        if name == "__metadata__" {
+            continue;
+        }
+        let shape: Vec<i64> = entry
+            .get("shape")
+            .and_then(|s| serde_json::from_value(s.clone()).ok())
+            .ok_or_else(|| corrupt(&format!("tensor `{name}` has no shape")))?;
+        stored.insert(name.clone(), shape);
+    }
+    let needed = super::model::tensor_shapes(config);
+    for (name, shape) in &needed {
+        if let Some(have) = stored.get(name) {
+            anyhow::ensure!(
+                have == shape,
+                "checkpoint weights {}: tensor `{name}` is {have:?} but the architecture needs \
+                 {shape:?} (the {} its sidecar {} describes)",
+                path.display(),
+                config.short_name(),
+                sidecar.display()
+            );
+        }
+    }
+    if let Some(name) = needed.keys().find(|n| !stored.contains_key(*n)) {
+        anyhow::bail!(
+            "checkpoint weights {} lack tensor `{name}`, which the architecture ({}) in its \
+             sidecar {} needs",
+            path.display(),
+            config.short_name(),
+            sidecar.display()
+        );
+    }
+    let extra: Vec<&String> = stored.keys().filter(|n| !needed.contains_key(*n)).collect();
+    anyhow::ensure!(
+        extra.is_empty(),
+        "checkpoint weights {} hold tensors the architecture in its sidecar {} lacks: {:?}",
+        path.display(),
+        sidecar.display(),
+        extra
     );
     Ok(())
 }
@@ -484,6 +581,41 @@ pub fn legal_tensor(masks: &[u64], device: Device) -> Tensor {
 mod tests {
     use super::*;
     use crate::neuralnet::{Learner, OptimizerConfig};
+
+    /// The shapes a loader checks a weights file's header against are exactly the tensors the
+    /// model makes, for every switch of the architecture.
+    #[test]
+    fn tensor_shapes_are_the_models_tensors() {
+        let tiny = NetConfig::preset("tiny").unwrap();
+        for config in [
+            tiny.clone(),
+            NetConfig {
+                blocks: 3,
+                aux_heads: true,
+                move_features: true,
+                threat_features: true,
+                ..tiny.clone()
+            },
+            NetConfig {
+                blocks: 0,
+                move_features: true,
+                ..tiny
+            },
+        ] {
+            let net = Network::new(&config, Variant::Kujifunza, Device::Cpu).unwrap();
+            let made: BTreeMap<String, Vec<i64>> = net
+                .vs
+                .variables()
+                .into_iter()
+                .map(|(k, t)| (k, t.size()))
+                .collect();
+            assert_eq!(
+                super::super::model::tensor_shapes(&config),
+                made,
+                "{config:?}"
+            );
+        }
+    }
 
     /// The blocks [`Network::grown_to`] adds start as identities but are not stuck there: one
     /// training step moves their zeroed output scale (its gradient is the block's residual
