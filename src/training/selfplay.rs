@@ -194,7 +194,6 @@ impl SelfplayConfig {
     pub const MAX_GAMES_IN_FLIGHT: usize = 65_536;
     pub const MAX_SIMS: usize = 1_000_000;
     pub const MAX_PLIES: u32 = 100_000;
-    pub const MAX_SHARD_SIZE: usize = 10_000_000;
 
     /// Refuses values that cannot work or would exhaust the machine, naming the key.
     pub fn validate(&self) -> anyhow::Result<()> {
@@ -212,12 +211,9 @@ impl SelfplayConfig {
             "selfplay.full_search_fraction must be in [0, 1]"
         );
         check_range("selfplay.max_plies", self.max_plies, 1, Self::MAX_PLIES)?;
-        check_range(
-            "selfplay.shard_size",
-            self.shard_size,
-            1,
-            Self::MAX_SHARD_SIZE,
-        )?;
+        // No upper bound: a shard holds what the games played, and a fleet worker asks for
+        // one shard per batch of games with `usize::MAX`.
+        check_range("selfplay.shard_size", self.shard_size, 1, usize::MAX)?;
         crate::config::ensure_key(
             self.solver_depth <= AlphaBetaParams::MAX_DEPTH,
             "selfplay.solver_depth",
