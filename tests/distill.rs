@@ -324,21 +324,10 @@ value_hidden = 8
 /// stated size, its lineage names the teacher, and a finished run does not distil again.
 #[test]
 fn the_distill_stage_resumes_exactly_after_a_kill() {
-    use std::process::{Command, Stdio};
     let tmp = tempfile::tempdir().unwrap();
     let cfg = tmp.path().join("run.toml");
     std::fs::write(&cfg, format!("{}{DISTILL}", common::TINY_RUN)).unwrap();
-    let train = |run: &Path| {
-        Command::new(env!("CARGO_BIN_EXE_bao"))
-            .args(["train", "--config"])
-            .arg(&cfg)
-            .arg("--run")
-            .arg(run)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap()
-    };
+    let train = |run: &Path| common::spawn_train(&cfg, run);
     let reference = tmp.path().join("reference");
     assert!(train(&reference).wait().unwrap().success());
     let student = reference.join("student/student.safetensors");

@@ -420,24 +420,13 @@ fn resume_trims_history_to_the_committed_state() {
 #[test]
 fn killed_at_many_points_and_resumed_a_run_ends_as_if_never_killed() {
     use rand::Rng;
-    use std::process::{Command, Stdio};
     const GENERATIONS: u32 = 3;
     let tmp = tempfile::tempdir().unwrap();
     let cfg = write_config(
         tmp.path(),
         &CONFIG.replace("generations = 2", &format!("generations = {GENERATIONS}")),
     );
-    let spawn = |run: &Path| {
-        Command::new(env!("CARGO_BIN_EXE_bao"))
-            .args(["train", "--config"])
-            .arg(&cfg)
-            .arg("--run")
-            .arg(run)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap()
-    };
+    let spawn = |run: &Path| common::spawn_train(&cfg, run);
     let committed = |run: &Path| -> u32 {
         std::fs::read_to_string(run.join("state.json"))
             .ok()

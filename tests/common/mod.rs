@@ -66,6 +66,20 @@ pub fn vector_positions() -> Vec<bao::game::Position> {
     out
 }
 
+/// `bao train --config CONFIG --run RUN` started in the background, quiet (for tests that kill
+/// it part-way and run it again).
+pub fn spawn_train(config: &Path, run: &Path) -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_bao"))
+        .args(["train", "--config"])
+        .arg(config)
+        .arg("--run")
+        .arg(run)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("bao train starts")
+}
+
 /// Runs `bao ARGS...` to the end: whether it succeeded, its stdout and its stderr.
 pub fn run_bao(args: &[&str]) -> (bool, String, String) {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_bao"))
