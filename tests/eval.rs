@@ -473,3 +473,80 @@ fn an_external_engines_timeout_is_checked() {
         "ext:\"bao engine greedy\":timeout=1500"
     );
 }
+
+/// `--avoid-openings FILE`: the tournament plays none of the file's openings (the seed's stream
+/// is read past them), and a file line that is no opening is refused, naming the line, before
+/// any game.
+#[test]
+fn avoided_openings_are_not_played_and_bad_lines_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let eval = |extra: &[&str], out: &str| {
+        let out = tmp.path().join(out);
+        let mut args = vec![
+            "eval",
+            "--variant",
+            "kujifunza",
+            "--players",
+            "random,greedy",
+            "--games",
+            "8",
+            "--seed",
+            "3",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let (ok, stdout, stderr) = common::run_bao(&args);
+        let games: Vec<String> = if ok {
+            let json: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap())
+                    .unwrap();
+            json["games"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|g| {
+                    g["opening_moves"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|m| m.as_str().unwrap())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        (ok, games, format!("{stdout}{stderr}"))
+    };
+    let (ok, plain, err) = eval(&[], "plain");
+    assert!(ok, "{err}");
+    // Avoid two of the plain run's openings.
+    let mut distinct = plain.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert!(distinct.len() >= 2, "{plain:?}");
+    let first: Vec<&String> = distinct.iter().take(2).collect();
+    let file = tmp.path().join("avoid.txt");
+    std::fs::write(&file, format!("{}\n\n{}\n", first[0], first[1])).unwrap();
+    let (ok, avoiding, err) = eval(&["--avoid-openings", file.to_str().unwrap()], "avoiding");
+    assert!(ok, "{err}");
+    assert_eq!(avoiding.len(), 8);
+    for o in &avoiding {
+        assert!(!first.contains(&o), "{o} was to be avoided");
+    }
+    for (text, says) in [
+        ("A1R a5L A1R", "line 1: 3 moves"),
+        ("A1R a5L A1R zz9", "line 1: `zz9`"),
+        ("A1R\u{1b}[2J a5L A1R a4R", "line 1"),
+    ] {
+        std::fs::write(&file, text).unwrap();
+        let (ok, _, err) = eval(&["--avoid-openings", file.to_str().unwrap()], "bad");
+        assert!(!ok && err.contains(says), "{text}: {err}");
+        assert!(!err.contains('\u{1b}'), "control bytes are escaped: {err}");
+        assert!(!tmp.path().join("bad").exists(), "{text}: nothing written");
+    }
+    let (ok, _, err) = eval(&["--avoid-openings", "no/such/file"], "bad");
+    assert!(!ok && err.contains("no/such/file"), "{err}");
+}

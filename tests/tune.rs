@@ -187,11 +187,25 @@ fn tune_stops_resumes_keeps_bounds_and_gates() {
     assert!(err.contains("other settings"), "{err}");
     // The gate plays openings the tuning never played, and says how to play it again.
     let sprt = bao::eval::sprt::Sprt::new(0.0, 20.0).unwrap();
-    let gate = tune::gate(&config, &done.tuned, sprt, 2, false).unwrap();
+    let gate = tune::gate(&config, &done.tuned, sprt, 2, &out, false).unwrap();
     assert!(
         gate.verify.contains(&format!("--seed {}", gate.seed)),
         "{}",
         gate.verify
     );
     assert!(gate.result.games.len() <= 4);
+    let played: Vec<String> = std::fs::read_to_string(out.join(tune::PLAYED_OPENINGS_FILE))
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(played.len(), 3, "one opening per iteration");
+    for g in &gate.result.games {
+        assert!(
+            !played.contains(&g.opening_moves.join(" ")),
+            "the gate replayed a tuning opening: {:?}",
+            g.opening_moves
+        );
+    }
+    assert!(gate.verify.contains("--avoid-openings"), "{}", gate.verify);
 }

@@ -33,6 +33,11 @@ pub struct Args {
     pub opening_plies: u32,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Openings not to play, one a line (its moves separated by spaces, e.g. `A7L a5R B3L
+    /// b4R`): the seed's openings are read past them. `bao tune` writes the openings it
+    /// played as such a file for its gate.
+    #[arg(long, value_name = "FILE")]
+    pub avoid_openings: Option<PathBuf>,
     /// Games played in parallel (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
@@ -104,6 +109,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     config.opening_plies = args.opening_plies;
     config.seed = args.seed;
     config.clock = args.clock;
+    if let Some(file) = &args.avoid_openings {
+        config.avoid_openings =
+            std::sync::Arc::new(read_openings(file, args.variant, args.opening_plies)?);
+    }
     if let Some(ms) = args.proofs {
         anyhow::ensure!(ms >= 1, "--proofs must be at least 1 ms");
         config.proofs = Some(std::time::Duration::from_millis(ms));
@@ -178,4 +187,50 @@ fn puzzles(
     crate::dataio::atomic::write_bytes(&json, format!("{body:#}\n").as_bytes())?;
     println!("wrote {}", json.display());
     Ok(())
+}
+
+/// Reads an `--avoid-openings` file: every line an opening of `plies` legal moves from the
+/// start (blank lines skipped), refused with its line otherwise, before any game.
+fn read_openings(
+    file: &std::path::Path,
+    variant: Variant,
+    plies: u32,
+) -> anyhow::Result<std::collections::HashSet<Vec<String>>> {
+    let text = std::fs::read_to_string(file)
+        .with_context(|| format!("--avoid-openings: cannot read {}", file.display()))?;
+    let mut out = std::collections::HashSet::new();
+    for (i, line) in text.lines().enumerate() {
+        let moves: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+        if moves.is_empty() {
+            continue;
+        }
+        let at = || format!("--avoid-openings {} line {}", file.display(), i + 1);
+        anyhow::ensure!(
+            moves.len() == plies as usize,
+            "{}: {} moves, but openings have {plies} plies (--opening-plies)",
+            at(),
+            moves.len()
+        );
+        let mut pos = crate::game::Position::start(variant);
+        let mut opening = Vec::with_capacity(moves.len());
+        for m in &moves {
+            let lm = pos
+                .parse_move(m)
+                .with_context(|| format!("{}: `{}`", at(), crate::util::quote::quote(m)))?;
+            // As the tournament writes it, so that `A7L` and `A7L+` name one opening.
+            opening.push(lm.notation(pos.to_move()));
+            match lm.after {
+                crate::game::After::Position(p) => pos = p,
+                crate::game::After::Won(_) => {
+                    anyhow::bail!(
+                        "{}: `{}` ends the game; an opening cannot",
+                        at(),
+                        crate::util::quote::quote(m)
+                    )
+                }
+            }
+        }
+        out.insert(opening);
+    }
+    Ok(out)
 }

@@ -109,7 +109,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         );
         return Ok(());
     }
-    let gate = tune::gate(&config, &done.tuned, sprt, args.gate_pairs, true)?;
+    let gate = tune::gate(&config, &done.tuned, sprt, args.gate_pairs, &args.out, true)?;
     print!("{}", crate::eval::tournament::format_table(&gate.result));
     crate::eval::tournament::write_json(&gate.result, &args.out.join("gate.json"))?;
     let verdict = match gate.decision {

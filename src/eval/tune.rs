@@ -474,9 +474,9 @@ fn write_trajectories(dir: &Path, config: &TuneConfig, its: &[Iteration]) -> any
     Ok(())
 }
 
-/// The gate's openings: a seed whose first `pairs` openings the tuning never played.
-pub fn gate_seed(config: &TuneConfig, pairs: u32) -> u64 {
-    let played: std::collections::HashSet<Vec<String>> = (0..config.pairs)
+/// The openings the tuning played (their move lists), in iteration order.
+pub fn played_openings(config: &TuneConfig) -> Vec<Vec<String>> {
+    (0..config.pairs)
         .map(|k| {
             opening(
                 config.variant,
@@ -486,15 +486,20 @@ pub fn gate_seed(config: &TuneConfig, pairs: u32) -> u64 {
             )
             .1
         })
-        .collect();
-    (1u64..)
-        .map(|i| mix(config.seed ^ 0x6761_7465 ^ i))
-        .find(|&s| {
-            (0..pairs)
-                .all(|k| !played.contains(&opening(config.variant, config.opening_plies, s, k).1))
-        })
-        .expect("an unbounded search ends")
+        .collect()
 }
+
+/// The gate's openings' seed: fixed by the tuning's seed, apart from every iteration's.
+/// Its stream is read past the openings the tuning played ([`played_openings`]); few plies
+/// in Kiswahili make few distinct openings, so a seed whose first openings all happen to be
+/// new may not exist (and searching for one never ended).
+pub fn gate_seed(config: &TuneConfig) -> u64 {
+    mix(config.seed ^ 0x6761_7465)
+}
+
+/// The file in a tuning's folder that lists the openings it played, one a line (the moves
+/// separated by spaces): the gate avoids them, and so does its `bao eval` command.
+pub const PLAYED_OPENINGS_FILE: &str = "tuning-openings.txt";
 
 /// The gate's verdict.
 #[derive(Clone, Debug)]
@@ -507,15 +512,21 @@ pub struct Gate {
 }
 
 /// An SPRT of the tuned values against the starting ones at the same time control, at most
-/// `pairs` opening pairs the tuning never played, every core busy.
+/// `pairs` opening pairs the tuning never played, every core busy. Writes the played openings
+/// to `dir/`[`PLAYED_OPENINGS_FILE`] for the verifying command.
 pub fn gate(
     config: &TuneConfig,
     tuned: &[f64],
     sprt: Sprt,
     pairs: u32,
+    dir: &Path,
     progress: bool,
 ) -> anyhow::Result<Gate> {
-    let seed = gate_seed(config, pairs);
+    let seed = gate_seed(config);
+    let played = played_openings(config);
+    let file = dir.join(PLAYED_OPENINGS_FILE);
+    let lines: String = played.iter().map(|o| o.join(" ") + "\n").collect();
+    crate::dataio::atomic::write_bytes(&file, lines.as_bytes())?;
     let players = vec![config.spec(tuned)?, config.spec(&config.start)?];
     let mut t = TournamentConfig::new(config.variant, players.clone(), 2 * pairs);
     t.format = Format::Gauntlet;
@@ -524,17 +535,22 @@ pub fn gate(
     t.progress = progress;
     t.opening_plies = config.opening_plies;
     t.ply_cap = config.ply_cap;
+    t.avoid_openings = std::sync::Arc::new(played.into_iter().collect());
     let result = run_tournament(&t)?;
     let decision = result
         .sprt
         .as_ref()
         .map_or(SprtDecision::Continue, |s| s.decision);
     let verify = format!(
-        "bao eval --variant {} --players '{},{}' --games {} --seed {seed} --sprt {},{}",
+        "bao eval --variant {} --players '{},{}' --games {} --seed {seed} --avoid-openings {} \
+         --opening-plies {} --ply-cap {} --sprt {},{}",
         config.variant,
         players[0],
         players[1],
         2 * pairs,
+        file.display(),
+        config.opening_plies,
+        config.ply_cap,
         sprt.elo0,
         sprt.elo1
     );

@@ -66,6 +66,9 @@ pub struct TournamentConfig {
     /// Check every move against an alpha-beta solver with this CPU budget per position
     /// (outside the players' clocks): proven wins kept and given away, per player.
     pub proofs: Option<std::time::Duration>,
+    /// Openings (their move lists) not to play: the seed's stream of openings is read past
+    /// them (`bao eval --avoid-openings`; a tuning's gate avoids what the tuning played).
+    pub avoid_openings: std::sync::Arc<std::collections::HashSet<Vec<String>>>,
 }
 
 impl TournamentConfig {
@@ -90,6 +93,7 @@ impl TournamentConfig {
             progress: false,
             clock: ClockKind::Cpu,
             proofs: None,
+            avoid_openings: Default::default(),
         }
     }
 
@@ -413,6 +417,38 @@ struct Job {
     b: usize,
 }
 
+/// Most openings drawn for one that is not avoided before the draw gives up.
+const AVOID_DRAWS: u32 = 10_000;
+
+/// The first `count` openings of the config's seed that it does not avoid, in order.
+pub fn openings(
+    config: &TournamentConfig,
+    count: u32,
+) -> anyhow::Result<Vec<(Position, Vec<String>)>> {
+    let mut out = Vec::with_capacity(count as usize);
+    let mut k = 0u32;
+    while out.len() < count as usize {
+        let mut misses = 0;
+        loop {
+            let o = opening(config.variant, config.opening_plies, config.seed, k);
+            k += 1;
+            if !config.avoid_openings.contains(&o.1) {
+                out.push(o);
+                break;
+            }
+            misses += 1;
+            anyhow::ensure!(
+                misses < AVOID_DRAWS,
+                "{AVOID_DRAWS} openings of {} plies in a row were among the {} to avoid: too \
+                 few others exist; use more opening plies",
+                config.opening_plies,
+                config.avoid_openings.len()
+            );
+        }
+    }
+    Ok(out)
+}
+
 /// Plays a whole tournament (see module docs).
 pub fn run_tournament(config: &TournamentConfig) -> anyhow::Result<TournamentResult> {
     let started = Instant::now();
@@ -451,9 +487,7 @@ pub fn run_tournament(config: &TournamentConfig) -> anyhow::Result<TournamentRes
             })
         })
         .collect();
-    let openings: Vec<(Position, Vec<String>)> = (0..config.games_per_pair.div_ceil(2))
-        .map(|k| opening(config.variant, config.opening_plies, config.seed, k))
-        .collect();
+    let openings = openings(config, config.games_per_pair.div_ceil(2))?;
 
     let bar = crate::util::progress::bar(jobs.len() as u64, "games", config.progress);
 
