@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# The main job: train a Kujifunza player with the quick config and report its strength.
+# The main job: train a Kujifunza player with the quick config and report its strength (the
+# run's player: its newest distilled student where the config has [distill], else its last
+# generation).
 # Installs what it needs first (torch venv, see scripts/setup.sh). Re-running resumes.
 # Usage: scripts/train.sh [CONFIG [RUN [bao train options...]]]
 # The report: `bao train`'s table (fixed simulations against its baselines), then the strength
@@ -19,6 +21,12 @@ GAMES="${REPORT_GAMES:-40}"
 [ "$GAMES" -gt 0 ] || exit 0
 GEN=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["generation"])' "$RUN/state.json")
 CKPT=$(printf '%s/models/gen-%06d.safetensors' "$RUN" "$GEN")
+# A config with [distill] plays its newest student.
+STUDENT=$(ls -d "$RUN"/students/gen-*/done.json 2>/dev/null | sort | tail -n 1 || true)
+if [ -n "$STUDENT" ]; then
+    CKPT="$(dirname "$STUDENT")/student.safetensors"
+    GEN="$GEN (its student $CKPT)"
+fi
 VARIANT=$(python3 -c 'import tomllib,sys; print(tomllib.load(open(sys.argv[1],"rb"))["variant"])' "$CONFIG")
 echo
 echo "equal time: generation $GEN against alpha-beta, ${REPORT_MS:-100} ms of CPU a move each, $GAMES games"

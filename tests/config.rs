@@ -62,13 +62,35 @@ fn shipped_run_configs_load() {
     );
 }
 
+/// The two variant configs are the whole recipe from nothing to the played player: each ends
+/// in a distilled student reading its teacher's input features; Kiswahili's is rated at equal
+/// time on the way, against a reference checkpoint that is in the tree.
+#[test]
+fn variant_configs_train_their_player_from_nothing() {
+    for (name, gauntlet) in [("kiswahili", true), ("kujifunza", false)] {
+        let path = format!("{}/configs/{name}.toml", env!("CARGO_MANIFEST_DIR"));
+        let c = bao::training::runconfig::RunConfig::load(std::path::Path::new(&path)).unwrap();
+        let d = c.distill.as_ref().expect("a [distill] stage");
+        assert_eq!(d.network.encoding(), c.network.encoding(), "{name}");
+        assert!(
+            d.network.blocks * d.network.channels < c.network.blocks * c.network.channels,
+            "{name}: the student is the smaller network"
+        );
+        assert_eq!(c.gauntlet.is_some(), gauntlet, "{name}");
+        if let Some(g) = &c.gauntlet {
+            // Tests run in the package root, where the config's relative paths point.
+            g.check_opponents(c.variant).unwrap();
+        }
+    }
+}
+
 /// Every experiment config (configs/experiments/*.toml) still parses and validates, and opens
 /// with a comment saying what it tested.
 #[test]
 fn experiment_run_configs_load() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/configs/experiments");
     let names = load_run_configs(dir);
-    assert_eq!(names.len(), 18, "{names:?}");
+    assert_eq!(names.len(), 20, "{names:?}");
     for name in names {
         let text = std::fs::read_to_string(format!("{dir}/{name}")).unwrap();
         assert!(text.starts_with("# "), "{name} opens without a comment");

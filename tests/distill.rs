@@ -304,12 +304,14 @@ fn bao_learn_search_records_how_a_checkpoint_is_played() {
     }
 }
 
-/// The tiny run's `[distill]` stage: generation 2 distilled into a smaller student.
+/// The tiny run's stages: a student after each of its 2 generations (the second from the
+/// first), each played against `random` at equal time.
 const DISTILL: &str = r#"
 [distill]
-teacher_generation = 2
+every = 1
 window = 2000
 phases = [[1000, 0.001], [500, 0.0002]]
+warm_phases = [[1500, 0.0005]]
 batch_size = 64
 [distill.network]
 blocks = 1
@@ -317,11 +319,16 @@ channels = 8
 policy_channels = 2
 value_channels = 1
 value_hidden = 8
+[gauntlet]
+opponents = ["random"]
+movetime = 5
+pairs = 1
 "#;
 
-/// `[distill]` as a stage of `bao train`: killed in the middle of the stage and run again, the
-/// run writes the student an uninterrupted run writes, byte for byte; the student has the
-/// stated size, its lineage names the teacher, and a finished run does not distil again.
+/// `[distill]` as a stage of `bao train`: killed in the middle of a stage and run again, the
+/// run writes the students an uninterrupted run writes, byte for byte; a student has the
+/// stated size, its lineage names the teacher, the second starts from the first, each is
+/// played in the gauntlet, and a finished run does not distil again.
 #[test]
 fn the_distill_stage_resumes_exactly_after_a_kill() {
     let tmp = tempfile::tempdir().unwrap();
@@ -330,24 +337,72 @@ fn the_distill_stage_resumes_exactly_after_a_kill() {
     let train = |run: &Path| common::spawn_train(&cfg, run);
     let reference = tmp.path().join("reference");
     assert!(train(&reference).wait().unwrap().success());
-    let student = reference.join("student/student.safetensors");
-    let expected = std::fs::read(&student).unwrap();
-    let net = Network::load(&student, Device::Cpu).unwrap();
+    let student = |run: &Path, g: u32| run.join(format!("students/gen-{g:06}"));
+    let expected = std::fs::read(student(&reference, 2).join("student.safetensors")).unwrap();
+    let net = Network::load(
+        &student(&reference, 2).join("student.safetensors"),
+        Device::Cpu,
+    )
+    .unwrap();
     assert_eq!((net.config().blocks, net.config().channels), (1, 8));
     let meta: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(reference.join("student/student.json")).unwrap(),
+        &std::fs::read_to_string(student(&reference, 2).join("student.json")).unwrap(),
     )
     .unwrap();
     assert!(
         meta.to_string().contains("gen-000002.safetensors"),
         "the lineage names the teacher: {meta}"
     );
+    let done: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(student(&reference, 2).join("done.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(
+        done["warm_from"].as_str().unwrap().contains("gen-000001"),
+        "the second student starts from the first: {done}"
+    );
+    assert_eq!(done["steps"], 1500, "in warm_phases: {done}");
+    assert!(done["cpu_secs"].as_f64().unwrap() > 0.0, "{done}");
 
-    // Killed once the stage has started (its network.toml is its first write), before it ends.
+    // The gauntlet: a point per student, its CSV and figure, its cost counted apart.
+    let csv = std::fs::read_to_string(reference.join("gauntlet.csv")).unwrap();
+    let rows: Vec<&str> = csv.lines().collect();
+    assert_eq!(rows.len(), 3, "{csv}");
+    assert!(
+        rows[1].starts_with("1,") && rows[2].starts_with("2,"),
+        "{csv}"
+    );
+    assert!(
+        rows[2].contains("students/gen-000002/student.safetensors,random"),
+        "{csv}"
+    );
+    assert!(std::fs::read_to_string(reference.join("gauntlet.svg"))
+        .unwrap()
+        .contains("<svg"));
+    let point: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(reference.join("gauntlet/gen-000002.json")).unwrap(),
+    )
+    .unwrap();
+    let games = point[0]["wins"].as_u64().unwrap()
+        + point[0]["losses"].as_u64().unwrap()
+        + point[0]["unfinished"].as_u64().unwrap();
+    assert_eq!(games, 2, "one opening pair: {point}");
+    assert!(point[0]["player_ms"].as_f64().is_some(), "{point}");
+    let hours = |row: &str| row.split(',').nth(1).unwrap().parse::<f64>().unwrap();
+    assert!(hours(rows[2]) > hours(rows[1]), "{csv}");
+    let metrics = std::fs::read_to_string(reference.join("metrics.jsonl")).unwrap();
+    let last: serde_json::Value = serde_json::from_str(metrics.lines().last().unwrap()).unwrap();
+    assert!(
+        last["cpu_secs"].as_f64().unwrap() > 0.0 && last["train_cpu_secs"].as_f64().unwrap() > 0.0,
+        "{last}"
+    );
+
+    // Killed once the second stage has started (its network.toml is its first write), before
+    // it ends.
     let run = tmp.path().join("run");
     let mut child = train(&run);
-    let started = run.join("student/network.toml");
-    let done = run.join("student/done.json");
+    let started = student(&run, 2).join("network.toml");
+    let done = student(&run, 2).join("done.json");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
     while !started.exists() {
         assert!(
@@ -367,33 +422,37 @@ fn the_distill_stage_resumes_exactly_after_a_kill() {
         "the kill came after the stage ended: raise the [distill] steps"
     );
     assert!(train(&run).wait().unwrap().success());
-    assert_eq!(
-        std::fs::read(run.join("student/student.safetensors")).unwrap(),
-        expected
-    );
+    let model = student(&run, 2).join("student.safetensors");
+    assert_eq!(std::fs::read(&model).unwrap(), expected);
+    assert!(run.join("gauntlet/gen-000002.json").exists());
     // Done: a rerun leaves the student alone.
-    let before = std::fs::metadata(run.join("student/student.safetensors"))
-        .unwrap()
-        .modified()
-        .unwrap();
+    let before = std::fs::metadata(&model).unwrap().modified().unwrap();
     assert!(train(&run).wait().unwrap().success());
-    let after = std::fs::metadata(run.join("student/student.safetensors"))
-        .unwrap()
-        .modified()
-        .unwrap();
+    let after = std::fs::metadata(&model).unwrap().modified().unwrap();
     assert_eq!(before, after);
 }
 
 /// A `[distill]` stage that cannot run is refused before any work, naming the key and the
-/// file: a teacher generation the run never trains, a student reading other input features.
+/// file: a student of a generation the run never trains, a student reading other input
+/// features, a gauntlet against a checkpoint that does not exist or with a schedule of its own
+/// beside `[distill]`'s.
 #[test]
 fn a_distill_stage_that_cannot_run_is_refused_before_any_work() {
     let tmp = tempfile::tempdir().unwrap();
     let staged = format!("{}{DISTILL}", common::TINY_RUN);
     for (edit, says) in [
+        (staged.replace("every = 1", "every = 3"), "every"),
         (
-            staged.replace("teacher_generation = 2", "teacher_generation = 3"),
-            "teacher_generation",
+            staged.replace("movetime = 5", "movetime = 5\nevery = 1"),
+            "[gauntlet] every",
+        ),
+        (
+            staged.replace("[\"random\"]", "[\"net:no/such.safetensors\"]"),
+            "no/such.safetensors",
+        ),
+        (
+            staged.replace("[[1500, 0.0005]]", "[[1500, 0]]"),
+            "warm_phases",
         ),
         (
             staged.replace(

@@ -172,23 +172,34 @@ pub fn learn(args: &LearnOptions) -> anyhow::Result<Learned> {
     })
 }
 
-/// `[distill]`: the run's last stage, which distils a trained generation (the teacher) into a
+/// `[distill]`: a stage of the run that distils a trained generation (the teacher) into a
 /// smaller network (the student) on the run's own self-play. A smaller network searches more
 /// positions in the same time; at equal time that has been worth more than the teacher's
-/// finer judgement (docs/training.md#distillation).
+/// finer judgement (docs/training.md#distillation). With `every`, a student is made every
+/// `every` generations (each from the one before, so that the run's player follows its
+/// teacher at a fraction of the first student's cost); always one after the last generation.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DistillConfig {
-    /// The generation whose checkpoint teaches; the stage runs once the run has trained it.
-    pub teacher_generation: u32,
+    /// Make a student after every this many generations too (absent: after the last only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub every: Option<u32>,
     /// The student's architecture (the keys of `[network]`); its input features must be the
     /// teacher's.
     pub network: NetConfig,
     /// Newest self-play positions of the run, up to the teacher's generation, to learn from.
     pub window: usize,
     /// `[[steps, learning_rate], ...]`: minibatch steps at each rate, in order (one optimizer
-    /// throughout; phase `i` draws its minibatches from `seed + i`).
+    /// throughout; phase `i` draws its minibatches from `seed + i`), for the first student.
     pub phases: Vec<(usize, f64)>,
+    /// The phases of each later student, which starts from the student before it (default:
+    /// `phases`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warm_phases: Option<Vec<(usize, f64)>>,
+    /// Search settings `KEY=VALUE` the student records to be played with, over its teacher's
+    /// (`[search]`), as `bao learn --search` does: e.g. `["algorithm=gumbel"]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub search: Vec<String>,
     #[serde(default = "DistillConfig::default_batch_size")]
     pub batch_size: usize,
     /// The teacher's share of every target, in (0, 1] (the rest: the samples' own).
@@ -213,12 +224,14 @@ impl DistillConfig {
     /// Checks that the stage can run in a run of `generations` whose network is `teacher`,
     /// before any work: errors name the `[distill]` key.
     pub fn validate(&self, generations: u32, teacher: &NetConfig) -> anyhow::Result<()> {
-        anyhow::ensure!(
-            (1..=generations).contains(&self.teacher_generation),
-            "[distill] teacher_generation = {}: the run trains generations 1 to {generations} \
-             ([train] generations), so no earlier stage writes that checkpoint",
-            self.teacher_generation
-        );
+        if let Some(every) = self.every {
+            crate::config::ensure_key((1..=generations).contains(&every), "distill.every", || {
+                format!(
+                    "[distill] every = {every}: the run trains generations 1 to {generations} \
+                     ([train] generations), so no earlier stage writes a generation-{every} teacher"
+                )
+            })?;
+        }
         self.network
             .validate()
             .map_err(|e| anyhow::anyhow!("[distill.network]: {e:#}"))?;
@@ -235,14 +248,27 @@ impl DistillConfig {
             self.window > 0 && self.batch_size > 0,
             "[distill] window and batch_size must be > 0"
         );
-        anyhow::ensure!(
-            !self.phases.is_empty()
-                && self
-                    .phases
-                    .iter()
-                    .all(|&(steps, rate)| steps > 0 && rate > 0.0 && rate.is_finite()),
-            "[distill] phases: [[steps, learning_rate], ...] with steps > 0 and rates > 0, e.g. [[18000, 0.002], [6000, 0.0002]]"
-        );
+        for (key, phases) in [
+            ("phases", Some(&self.phases)),
+            ("warm_phases", self.warm_phases.as_ref()),
+        ] {
+            let Some(phases) = phases else { continue };
+            crate::config::ensure_key(
+                !phases.is_empty()
+                    && phases
+                        .iter()
+                        .all(|&(steps, rate)| steps > 0 && rate > 0.0 && rate.is_finite()),
+                &format!("distill.{key}"),
+                || {
+                    format!("[distill] {key}: [[steps, learning_rate], ...] with steps > 0 and rates > 0, e.g. [[18000, 0.002], [6000, 0.0002]]")
+                },
+            )?;
+        }
+        if let Err(e) = crate::search::SearchParams::default()
+            .with_assignments("[distill] search", &self.search)
+        {
+            return Err(crate::config::key_error("distill.search", format!("{e:#}")));
+        }
         anyhow::ensure!(
             self.teacher_weight > 0.0 && self.teacher_weight <= 1.0,
             "[distill] teacher_weight must be in (0, 1]"
@@ -263,6 +289,18 @@ impl StudentDir {
     pub fn done(&self) -> PathBuf {
         self.0.join("done.json")
     }
+    /// The stage's record, once it is done.
+    pub fn record(&self) -> anyhow::Result<Option<StudentRecord>> {
+        match std::fs::read_to_string(self.done()) {
+            Ok(text) => {
+                Ok(Some(serde_json::from_str(&text).with_context(|| {
+                    format!("corrupt {}", self.done().display())
+                })?))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e).context(format!("cannot read {}", self.done().display())),
+        }
+    }
 }
 
 /// What the stage wrote into `done.json`.
@@ -274,25 +312,34 @@ pub struct StudentRecord {
     pub policy_loss: f32,
     pub value_loss: f32,
     pub secs: f64,
+    /// CPU seconds the stage took (0 in records written before they were counted).
+    #[serde(default)]
+    pub cpu_secs: f64,
+    /// The student it started from, if not fresh weights.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warm_from: Option<String>,
 }
 
 /// Runs the stage into `student` unless it is done: the teacher is `teacher`, the data the
-/// generation directories `data` (newest first). A kill anywhere leaves no `done.json`, and the
-/// stage then runs again from its start: its seed fixes the student's initial weights and
-/// every minibatch, so the checkpoint is the one an uninterrupted run writes.
+/// generation directories `data` (newest first), the start fresh weights or, with
+/// `warm_from`, that earlier student (then in `warm_phases`). A kill anywhere leaves no
+/// `done.json`, and the stage then runs again from its start: its seed fixes the student's
+/// initial weights and every minibatch, so the checkpoint is the one an uninterrupted run
+/// writes.
 pub fn run_stage(
     config: &DistillConfig,
     device: DeviceChoice,
     teacher: &std::path::Path,
     data: &[PathBuf],
     student: &StudentDir,
+    warm_from: Option<&std::path::Path>,
     progress: bool,
 ) -> anyhow::Result<StudentRecord> {
-    if let Ok(text) = std::fs::read_to_string(student.done()) {
-        return serde_json::from_str(&text)
-            .with_context(|| format!("corrupt {}", student.done().display()));
+    if let Some(record) = student.record()? {
+        return Ok(record);
     }
     let started = std::time::Instant::now();
+    let cpu = crate::util::cputime::process_secs();
     std::fs::create_dir_all(&student.0)
         .with_context(|| format!("cannot create {}", student.0.display()))?;
     // A student left by a killed stage is started afresh.
@@ -306,8 +353,21 @@ pub fn run_stage(
     let device = device.resolve()?;
     let teacher_net = crate::setup::network(teacher, None, device)
         .with_context(|| format!("teacher {}", teacher.display()))?;
-    let mut net = Network::new_seeded(&config.network, teacher_net.variant(), device, config.seed)?;
-    net.set_search_params(teacher_net.search_params().cloned());
+    let (mut net, phases) = match warm_from {
+        None => (
+            Network::new_seeded(&config.network, teacher_net.variant(), device, config.seed)?,
+            &config.phases,
+        ),
+        Some(earlier) => (
+            crate::setup::network(earlier, Some(teacher_net.variant()), device)
+                .with_context(|| format!("earlier student {}", earlier.display()))?,
+            config.warm_phases.as_ref().unwrap_or(&config.phases),
+        ),
+    };
+    let search = teacher_net.search_params().cloned().unwrap_or_default();
+    net.set_search_params(Some(
+        search.with_assignments("[distill] search", &config.search)?,
+    ));
     let mut learner = Learner::new(net, OptimizerConfig::default())?;
     learner.set_lineage(0, Some(teacher.display().to_string()));
     let teacher_path = teacher;
@@ -317,10 +377,10 @@ pub fn run_stage(
         !window.is_empty(),
         "[distill]: the run has no self-play positions"
     );
-    let total: usize = config.phases.iter().map(|p| p.0).sum();
+    let total: usize = phases.iter().map(|p| p.0).sum();
     let bar = crate::util::progress::bar(total as u64, "distillation steps", progress);
     let mut mean = None;
-    for (i, &(steps, rate)) in config.phases.iter().enumerate() {
+    for (i, &(steps, rate)) in phases.iter().enumerate() {
         learner.set_learning_rate(rate)?;
         let mut plan = Minibatches {
             steps,
@@ -352,6 +412,8 @@ pub fn run_stage(
         policy_loss: mean.policy,
         value_loss: mean.value,
         secs: started.elapsed().as_secs_f64(),
+        cpu_secs: crate::util::cputime::process_secs() - cpu,
+        warm_from: warm_from.map(|p| p.display().to_string()),
     };
     crate::dataio::atomic::write_bytes(
         &student.done(),

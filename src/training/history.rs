@@ -50,6 +50,17 @@ pub struct GenerationMetrics {
     pub solver_corrected: u64,
     /// The network against each baseline, in the config's order.
     pub vs: Vec<BaselineResult>,
+    /// CPU seconds of the run once this generation was committed (all sittings), and this
+    /// generation's: self-play (whichever generation's ran meanwhile), training steps, the
+    /// `[eval]` matches. 0 in lines written before they were counted; in metrics.jsonl only.
+    #[serde(default)]
+    pub cpu_secs: f64,
+    #[serde(default)]
+    pub selfplay_cpu_secs: f64,
+    #[serde(default)]
+    pub train_cpu_secs: f64,
+    #[serde(default)]
+    pub eval_cpu_secs: f64,
 }
 
 /// One end-of-generation match of the network against a baseline.

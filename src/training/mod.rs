@@ -1,11 +1,13 @@
 //! Training: lockstep self-play ([`selfplay`]), the run config and its generation schedule
 //! ([`runconfig`], [`schedule`]), minibatch steps ([`minibatch`]), the resumable loop
 //! ([`train`]) and its history, labels from the solver or a teacher ([`label`]),
-//! distillation into a smaller network ([`distill`]) and the fleet that runs the same loop
+//! distillation into a smaller network ([`distill`]), the equal-time strength curve
+//! ([`gauntlet`]) and the fleet that runs the same loop
 //! over object storage ([`fleet`]).
 
 pub mod distill;
 pub mod fleet;
+pub mod gauntlet;
 pub mod history;
 pub mod label;
 pub mod minibatch;

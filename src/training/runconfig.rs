@@ -155,9 +155,13 @@ pub struct RunConfig {
     pub optimizer: OptimizerConfig,
     #[serde(default)]
     pub eval: EvalConfig,
-    /// The last stage: the trained network distilled into a smaller one.
+    /// A stage after the last generation (and every `every`): the trained network distilled
+    /// into a smaller one, the run's player.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub distill: Option<crate::training::distill::DistillConfig>,
+    /// The run's player against fixed opponents at equal time: its strength curve.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gauntlet: Option<crate::training::gauntlet::GauntletConfig>,
 }
 
 /// Bounds of the `[train]` and `[eval]` keys that size work or memory: far beyond any run
@@ -217,6 +221,9 @@ impl RunConfig {
         self.optimizer.validate()?;
         if let Some(d) = &self.distill {
             d.validate(self.train.generations, &self.network)?;
+        }
+        if let Some(g) = &self.gauntlet {
+            g.validate(self.distill.is_some())?;
         }
         self.selfplay_config().validate()?;
         let t = &self.train;

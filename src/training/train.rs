@@ -14,9 +14,17 @@
 //! RUN/metrics.jsonl, metrics.csv    one line per generation
 //! RUN/steps.csv                     one line per training step
 //! RUN/curve.svg                     Elo and losses over generations
-//! RUN/student/                      with `[distill]`: student.safetensors (the run's player),
-//!                                   network.toml, done.json (written last)
+//! RUN/students/gen-NNNNNN/          with `[distill]`: that generation's student:
+//!                                   student.safetensors (the run's player), network.toml,
+//!                                   done.json (written last)
+//! RUN/gauntlet/gen-NNNNNN.json      with `[gauntlet]`: the player of that generation against
+//!                                   each opponent at equal time
+//! RUN/gauntlet.csv, gauntlet.svg    those points: Elo against CPU-hours
 //! ```
+//!
+//! Cost is counted in CPU time (`state.json`'s `cpu_secs`, each generation's metrics, each
+//! stage's record), kept across resumes: the work of a generation that was killed and played
+//! again counts once.
 //!
 //! A generation is committed by writing `state.json` last; a crash or Ctrl-C loses at most
 //! the generation in progress, whose leftovers are cleared on resume. What each generation
@@ -37,7 +45,8 @@ use crate::eval::tournament::{run_match, MatchOptions};
 use crate::neuralnet::{Learner, Network};
 use crate::play::players::spec::NetParams;
 use crate::play::players::PlayerSpec;
-use crate::training::distill::{run_stage, DistillConfig, StudentDir};
+use crate::training::distill::{run_stage, StudentDir};
+use crate::training::gauntlet;
 use crate::training::history::{
     append_metrics, plot_curve, read_metrics, reconcile_history, summary, BaselineGames,
     BaselineResult, GenerationMetrics,
@@ -46,6 +55,7 @@ use crate::training::minibatch::{load_labels, load_window, train_steps};
 use crate::training::runconfig::RunConfig;
 use crate::training::schedule::{generation_name, Schedule};
 use crate::training::selfplay::{run_selfplay, SelfplayStats};
+use crate::util::cputime;
 
 /// What `state.json` holds.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -61,6 +71,9 @@ struct RunState {
     /// The checkpoint generation 0 was copied from (`bao train --init`), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     init: Option<String>,
+    /// CPU seconds of the committed work, all sittings together (0 in older runs).
+    #[serde(default)]
+    cpu_secs: f64,
 }
 
 /// The paths of a run directory.
@@ -81,44 +94,92 @@ impl RunDir {
     fn overrides(&self) -> PathBuf {
         self.0.join("overrides.json")
     }
+    fn student(&self, g: u32) -> StudentDir {
+        StudentDir(self.0.join("students").join(generation_name(g)))
+    }
 }
 
-/// The `[distill]` stage: the teacher generation's checkpoint distilled into the student in
-/// `RUN/student/`, on the run's self-play up to that generation (newest first).
-fn distill_stage(config: &RunConfig, d: &DistillConfig, dir: &RunDir) -> anyhow::Result<()> {
-    let student = StudentDir(dir.0.join("student"));
-    let fresh = !student.done().exists();
-    if fresh {
-        eprintln!(
-            "distilling generation {} into the [distill.network] student ({} steps)",
-            d.teacher_generation,
-            d.phases.iter().map(|p| p.0).sum::<usize>()
-        );
+/// Whether a stage (a student, a gauntlet) follows generation `g`: with `[distill]`, every
+/// `[distill] every` generations; else, with `[gauntlet]`, every `[gauntlet] every`; and
+/// after the last generation.
+fn stage_due(config: &RunConfig, g: u32) -> bool {
+    let every = match (&config.distill, &config.gauntlet) {
+        (Some(d), _) => d.every,
+        (None, Some(gauntlet)) => gauntlet.every,
+        (None, None) => return false,
+    };
+    g == config.train.generations || every.is_some_and(|e| g.is_multiple_of(e))
+}
+
+/// The newest finished student of a generation before `g`, the start of the next.
+fn earlier_student(dir: &RunDir, g: u32) -> anyhow::Result<Option<PathBuf>> {
+    for k in (1..g).rev() {
+        let s = dir.student(k);
+        if s.done().exists() {
+            return Ok(Some(s.model()));
+        }
     }
-    let data: Vec<PathBuf> = (1..=d.teacher_generation)
-        .rev()
-        .map(|g| dir.data(g))
-        .collect();
-    let record = run_stage(
-        d,
-        config.train.device,
-        &dir.model(d.teacher_generation),
-        &data,
-        &student,
-        true,
-    )?;
-    if fresh {
-        println!(
-            "student: {} steps on {} positions, policy loss {:.4}, value loss {:.4} ({:.0} s); the run's player is {}",
-            record.steps,
-            record.positions,
-            record.policy_loss,
-            record.value_loss,
-            record.secs,
-            student.model().display()
-        );
+    Ok(None)
+}
+
+/// The stages after generation `g`, each skipped where its output exists: the student
+/// (`[distill]`), then the gauntlet of the run's player (the student, else generation `g`).
+/// Nothing else runs meanwhile, so the gauntlet's clocks are not shared. `cpu_secs`: the run's
+/// CPU seconds so far.
+fn stages(
+    config: &RunConfig,
+    dir: &RunDir,
+    g: u32,
+    cpu_secs: impl Fn() -> f64,
+) -> anyhow::Result<()> {
+    let mut player = dir.model(g);
+    if let Some(d) = &config.distill {
+        let student = dir.student(g);
+        player = student.model();
+        if !student.done().exists() {
+            let warm = earlier_student(dir, g)?;
+            let phases = match &warm {
+                Some(_) => d.warm_phases.as_ref().unwrap_or(&d.phases),
+                None => &d.phases,
+            };
+            eprintln!(
+                "distilling generation {g} into the [distill.network] student ({} steps, from {})",
+                phases.iter().map(|p| p.0).sum::<usize>(),
+                warm.as_ref()
+                    .map_or("fresh weights".to_string(), |w| w.display().to_string())
+            );
+            let data: Vec<PathBuf> = (1..=g).rev().map(|k| dir.data(k)).collect();
+            let record = run_stage(
+                d,
+                config.train.device,
+                &dir.model(g),
+                &data,
+                &student,
+                warm.as_deref(),
+                true,
+            )?;
+            println!(
+                "student of generation {g}: {} steps on {} positions, policy loss {:.4}, value loss {:.4} ({:.0} s, {:.0} CPU s): {}",
+                record.steps,
+                record.positions,
+                record.policy_loss,
+                record.value_loss,
+                record.secs,
+                record.cpu_secs,
+                student.model().display()
+            );
+        }
+    }
+    if let Some(gc) = &config.gauntlet {
+        let spent = cpu_secs() - gauntlet_cpu_secs(&dir.0)?;
+        gauntlet::play(gc, config.variant, &dir.0, g, &player, spent / 3600.0)?;
     }
     Ok(())
+}
+
+/// CPU seconds the run's gauntlets took (its strength measurements, not its training).
+fn gauntlet_cpu_secs(run: &Path) -> anyhow::Result<f64> {
+    Ok(gauntlet::read_points(run)?.iter().map(|r| r.cpu_secs).sum())
 }
 
 /// Overrides a resumed run may change, as it may change these keys in its config file: the
@@ -194,6 +255,10 @@ pub fn train_with(
     let device = config.train.device.resolve()?;
     // Read before the run directory is touched, so a missing label set leaves nothing behind.
     let labels = load_labels(&config)?;
+    if let Some(g) = &config.gauntlet {
+        g.check_opponents(config.variant)
+            .with_context(|| format!("config {}", config_path.display()))?;
+    }
     // A directory that is not a run is refused before the lock file would be written into it.
     if !dir.state().exists() && holds_foreign_files(&dir.0)? {
         bail!(
@@ -271,21 +336,33 @@ pub fn train_with(
         // A state written before it counted samples: its history has them.
         state.samples = history.iter().map(|m| m.selfplay_positions).sum();
     }
+    // CPU seconds of the run: the committed sittings' and this process's since now.
+    let cpu_base = state.cpu_secs - cputime::process_secs();
+    let cpu_now = || cpu_base + cputime::process_secs();
+    // Stages a killed sitting left unfinished (their outputs are written last).
+    for g in (1..=state.generation).filter(|&g| stage_due(&config, g)) {
+        stages(&config, &dir, g, cpu_now)?;
+    }
     let target = config.train.generations;
     std::thread::scope(|scope| -> anyhow::Result<()> {
-        // With `[train] pipeline`, the next generation's self-play, running beside training.
+        // With `[train] pipeline`, the next generation's self-play, running beside training
+        // (or, once joined early, its result).
         let mut ahead: Option<std::thread::ScopedJoinHandle<'_, anyhow::Result<SelfplayStats>>> =
             None;
+        let mut ready: Option<SelfplayStats> = None;
         while state.generation < target {
             let started = Instant::now();
+            let cpu_start = cpu_now();
             let g = state.generation + 1;
-            let stats = match ahead.take() {
-                Some(h) => h
+            let stats = match (ready.take(), ahead.take()) {
+                (Some(stats), _) => stats,
+                (None, Some(h)) => h
                     .join()
                     .map_err(|_| anyhow::anyhow!("self-play of generation {g} panicked"))??,
-                None => play(&config, &dir, g, state.init.is_some(), true)?,
+                (None, None) => play(&config, &dir, g, state.init.is_some(), true)?,
             };
-            if config.train.pipeline && g < target {
+            // Not before a stage: the student and the gauntlet run alone.
+            if config.train.pipeline && g < target && !stage_due(&config, g) {
                 let (config, dir) = (&config, &dir);
                 eprintln!("  self-play of generation {} runs beside training", g + 1);
                 ahead = Some(scope.spawn(move || {
@@ -293,11 +370,29 @@ pub fn train_with(
                     play(config, dir, g + 1, false, false)
                 }));
             }
+            let train_cpu = cputime::thread_secs();
             let mut metrics = learn(&config, &dir, g, stats, &labels, &mut learner, &mut state)?;
+            metrics.train_cpu_secs = cputime::thread_secs() - train_cpu;
+            if evaluated(&config, g) {
+                // The fixed-budget checks run alone too, so that their cost is their own.
+                if let Some(h) = ahead.take() {
+                    ready = Some(h.join().map_err(|_| {
+                        anyhow::anyhow!("self-play of generation {} panicked", g + 1)
+                    })??);
+                }
+                let eval_cpu = cputime::process_secs();
+                metrics.vs = baseline_matches(&config, &dir, g)?;
+                metrics.eval_cpu_secs = cputime::process_secs() - eval_cpu;
+            }
             state.generation = g;
             state.elapsed_secs += started.elapsed().as_secs_f64();
+            state.cpu_secs = cpu_now();
             metrics.elapsed_secs = state.elapsed_secs;
             metrics.steps = state.steps;
+            metrics.cpu_secs = state.cpu_secs;
+            metrics.selfplay_cpu_secs =
+                (state.cpu_secs - cpu_start - metrics.train_cpu_secs - metrics.eval_cpu_secs)
+                    .max(0.0);
             append_metrics(&dir.0, &metrics)?;
             history.push(metrics.clone());
             plot_curve(&dir.0.join("curve.svg"), &history)?;
@@ -307,12 +402,22 @@ pub fn train_with(
                 serde_json::to_string_pretty(&state)?.as_bytes(),
             )?;
             println!("{}", summary(&metrics));
+            if stage_due(&config, g) {
+                stages(&config, &dir, g, cpu_now)?;
+                // The stages' time counts too (a kill before this line loses only their
+                // record of it; their outputs are on disk).
+                state.cpu_secs = cpu_now();
+                write_bytes(
+                    &dir.state(),
+                    serde_json::to_string_pretty(&state)?.as_bytes(),
+                )?;
+            }
         }
         Ok(())
     })?;
-    if let Some(d) = &config.distill {
-        if state.generation >= d.teacher_generation {
-            distill_stage(&config, d, &dir)?;
+    if config.distill.is_some() {
+        if let Some(player) = latest_student(&dir.0)? {
+            println!("the run's player: {}", player.display());
         }
     }
     Ok(history)
@@ -477,37 +582,6 @@ fn learn(
     );
     learner.save(&dir.model(g))?;
 
-    // Strength against the fixed baselines.
-    let me = PlayerSpec::Net(NetParams {
-        path: dir.model(g),
-        sims: Some(config.eval.sims),
-        ..NetParams::default()
-    });
-    let mut vs = Vec::new();
-    let e = config.eval.every;
-    let evaluated = g == 1 || g.is_multiple_of(e) || g == config.train.generations;
-    for baseline in config.eval.baselines.iter().filter(|_| evaluated) {
-        let options = MatchOptions {
-            games: config.eval.games,
-            ply_cap: config.eval.ply_cap,
-            seed: schedule.eval_seed(g),
-            progress: false,
-            proofs: config.eval.proofs_ms.map(std::time::Duration::from_millis),
-        };
-        let r = run_match(config.variant, &me, baseline, &options)?;
-        vs.push(BaselineResult {
-            baseline: baseline.to_string(),
-            score: r.score.unwrap_or(0.0),
-            elo: r.elo,
-            games: BaselineGames {
-                wins: r.a_wins,
-                losses: r.b_wins,
-                unfinished: r.unfinished,
-                elo_ci95: r.elo_ci95,
-            },
-            proofs: r.proofs,
-        });
-    }
     Ok(GenerationMetrics {
         generation: g,
         steps: state.steps,
@@ -530,8 +604,70 @@ fn learn(
         distinct_openings: stats.distinct_openings() as u64,
         solver_proven: stats.solver_proven,
         solver_corrected: stats.solver_corrected,
-        vs,
+        vs: Vec::new(),
+        cpu_secs: 0.0,
+        selfplay_cpu_secs: 0.0,
+        train_cpu_secs: 0.0,
+        eval_cpu_secs: 0.0,
     })
+}
+
+/// Whether generation `g` plays the `[eval]` matches: the first, every `every`, the last.
+fn evaluated(config: &RunConfig, g: u32) -> bool {
+    g == 1 || g.is_multiple_of(config.eval.every) || g == config.train.generations
+}
+
+/// Generation `g`'s fixed-budget matches against the `[eval]` baselines.
+fn baseline_matches(
+    config: &RunConfig,
+    dir: &RunDir,
+    g: u32,
+) -> anyhow::Result<Vec<BaselineResult>> {
+    let schedule = Schedule::new(config);
+    let me = PlayerSpec::Net(NetParams {
+        path: dir.model(g),
+        sims: Some(config.eval.sims),
+        ..NetParams::default()
+    });
+    let mut vs = Vec::new();
+    for baseline in &config.eval.baselines {
+        let options = MatchOptions {
+            games: config.eval.games,
+            ply_cap: config.eval.ply_cap,
+            seed: schedule.eval_seed(g),
+            progress: false,
+            proofs: config.eval.proofs_ms.map(std::time::Duration::from_millis),
+        };
+        let r = run_match(config.variant, &me, baseline, &options)?;
+        vs.push(BaselineResult {
+            baseline: baseline.to_string(),
+            score: r.score.unwrap_or(0.0),
+            elo: r.elo,
+            games: BaselineGames {
+                wins: r.a_wins,
+                losses: r.b_wins,
+                unfinished: r.unfinished,
+                elo_ci95: r.elo_ci95,
+            },
+            proofs: r.proofs,
+        });
+    }
+    Ok(vs)
+}
+
+/// The newest finished student of the run in `run` (the run's player), if any.
+pub fn latest_student(run: &Path) -> anyhow::Result<Option<PathBuf>> {
+    let dir = run.join("students");
+    let mut done: Vec<PathBuf> = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.join("done.json").exists())
+            .collect(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).context(format!("cannot list {}", dir.display())),
+    };
+    done.sort();
+    Ok(done.pop().map(|d| StudentDir(d).model()))
 }
 
 /// True when `dir` exists and holds anything but a run lock file.

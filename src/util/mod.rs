@@ -1,8 +1,9 @@
 //! Small helpers every room uses: progress bars ([`progress`]), seed derivation
 //! ([`seeds`]: every random choice reproducible from one run seed), x-y charts ([`chart`]),
-//! and the one way errors quote user input ([`quote`]).
+//! CPU time ([`cputime`]), and the one way errors quote user input ([`quote`]).
 
 pub mod chart;
+pub mod cputime;
 pub mod progress;
 pub mod quote;
 pub mod seeds;

@@ -29,6 +29,16 @@ pub fn clip(text: &str, max: usize) -> String {
     out
 }
 
+/// `text` as one CSV field (RFC 4180): in double quotes, its quotes doubled, when it holds a
+/// comma, a quote or a line break; as it is otherwise.
+pub fn csv_field(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    }
+}
+
 /// `text` with every control character (and the invisible characters that reorder or hide
 /// text) written as an escape such as `\u{1b}`, `\0` or `\n`; nothing is cut.
 pub fn escape_controls(text: &str) -> String {
@@ -54,6 +64,16 @@ fn push_escaped(out: &mut String, c: char) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn csv_fields_quote_only_what_needs_it() {
+        assert_eq!(
+            csv_field("net:m.safetensors:ms=200"),
+            "net:m.safetensors:ms=200"
+        );
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+    }
 
     #[test]
     fn quotes_are_short_and_escaped() {
