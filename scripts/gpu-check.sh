@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The CUDA check: on a machine with an NVIDIA GPU, runs `bao doctor --check`,
-# `bao bench net` on the CPU and on CUDA, and a short training run of the README's main job
-# (configs/kujifunza-quick.toml, 2 generations) on CUDA and on the CPU, and writes every log
+# `bao bench net` on the CPU and on CUDA, a short training run of the README's main job
+# (configs/kujifunza-quick.toml, 2 generations) and of the Kiswahili pipeline's teacher
+# (configs/kiswahili.toml without its student and gauntlet stages, 3 generations) on CUDA and
+# on the CPU, with self-play positions and training samples per second, and writes every log
 # and a summary into OUT (default gpu-check/). Minutes, not hours. Fails if CUDA is not seen.
 #
 # Usage: scripts/gpu-check.sh [OUT]
@@ -51,5 +53,27 @@ for device in cuda cpu; do
     tail -n 15 "$OUT/train-$device.txt" | tee -a "$OUT/summary.txt"
     python3 -c "print('wall seconds: %.1f' % ($end - $start))" | tee -a "$OUT/summary.txt"
     cp "$OUT/run-$device/metrics.jsonl" "$OUT/metrics-$device.jsonl" 2>/dev/null || true
+done
+
+# The Kiswahili teacher's recipe: its stages ([distill], [gauntlet], the file's last sections)
+# are cut off, since a student takes half an hour of CPU and the figures asked are the loop's.
+kis="$OUT/kiswahili-teacher.toml"
+sed '/^\[distill\]/,$d' configs/kiswahili.toml > "$kis"
+grep -q '^\[gauntlet\]' "$kis" && { log "FAIL: configs/kiswahili.toml's stages are no longer last"; exit 1; }
+for device in cuda cpu; do
+    rm -rf "$OUT/kis-$device"
+    log "bao train (configs/kiswahili.toml's teacher, 3 generations, device $device)"
+    "$BAO" train --config "$kis" --run "$OUT/kis-$device" --set train.generations=3 \
+        --set "train.device=$device" > "$OUT/kis-$device.txt" 2>&1
+    python3 - "$OUT/kis-$device/metrics.jsonl" "$device" <<'PY' | tee -a "$OUT/summary.txt"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+for r in rows:
+    pos_s = r["selfplay_positions"] * r["games_per_sec"] / max(r["selfplay_games"], 1)
+    print("kiswahili %s gen %d: self-play %.0f positions/s (%.0f per CPU s), training %.0f samples/s"
+          % (sys.argv[2], r["generation"], pos_s,
+             r["selfplay_positions"] / max(r.get("selfplay_cpu_secs", 0), 1e-9),
+             r["samples_per_sec"]))
+PY
 done
 log "done"

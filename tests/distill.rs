@@ -433,15 +433,14 @@ fn the_distill_stage_resumes_exactly_after_a_kill() {
 }
 
 /// A `[distill]` stage that cannot run is refused before any work, naming the key and the
-/// file: a student of a generation the run never trains, a student reading other input
-/// features, a gauntlet against a checkpoint that does not exist or with a schedule of its own
+/// file: students every 0 generations, a student reading other input features, a gauntlet against a checkpoint that does not exist or with a schedule of its own
 /// beside `[distill]`'s.
 #[test]
 fn a_distill_stage_that_cannot_run_is_refused_before_any_work() {
     let tmp = tempfile::tempdir().unwrap();
     let staged = format!("{}{DISTILL}", common::TINY_RUN);
     for (edit, says) in [
-        (staged.replace("every = 1", "every = 3"), "every"),
+        (staged.replace("every = 1", "every = 0"), "every"),
         (
             staged.replace("movetime = 5", "movetime = 5\nevery = 1"),
             "[gauntlet] every",

@@ -220,7 +220,7 @@ impl RunConfig {
         self.network.validate()?;
         self.optimizer.validate()?;
         if let Some(d) = &self.distill {
-            d.validate(self.train.generations, &self.network)?;
+            d.validate(&self.network)?;
         }
         if let Some(g) = &self.gauntlet {
             g.validate(self.distill.is_some())?;
