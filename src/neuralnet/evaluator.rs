@@ -7,6 +7,7 @@ use super::network::Network;
 use super::{DeviceChoice, Precision};
 use crate::game::{Position, Variant, ACTIONS};
 use crate::search::Evaluator;
+use crate::util::profile::{self, Phase};
 
 /// Which code runs a [`NetEvaluator`]'s forward pass. The two agree to f32 rounding
 /// (`tests/neuralnet.rs`); they differ in speed.
@@ -180,6 +181,7 @@ impl Evaluator for NetEvaluator {
         values: &mut [f32],
     ) -> anyhow::Result<()> {
         let n = crate::search::evaluator::batch_size(positions, masks, policy, values)?;
+        let encode = profile::scope(Phase::Encode);
         let encoding = self.net.encoding();
         self.features.resize(n * encoding.features(), 0.0);
         for (pos, f) in positions
@@ -188,6 +190,8 @@ impl Evaluator for NetEvaluator {
         {
             encoding.encode(pos, f);
         }
+        drop(encode);
+        let _forward = profile::scope(Phase::Forward);
         super::flush_denormals();
         if let Some(native) = self.native.as_mut().filter(|_| n <= self.native_max_batch) {
             return native.forward(&self.features, masks, policy, values);
@@ -297,6 +301,7 @@ impl<E: Evaluator> Evaluator for CachedEvaluator<E> {
         values: &mut [f32],
     ) -> anyhow::Result<()> {
         let n = crate::search::evaluator::batch_size(positions, masks, policy, values)?;
+        let _cache = profile::scope(Phase::Cache);
         let slots = self.table.len() as u64;
         self.miss_positions.clear();
         self.miss_masks.clear();
