@@ -68,6 +68,10 @@ pub struct NetEvaluator {
     native: Option<NativeNet>,
     /// The largest batch the Rust pass judges; libtorch judges larger ones.
     native_max_batch: usize,
+    /// The Rust pass built from the f32 weights before the network was converted to another
+    /// precision ([`Self::with_precision`]): in that precision where the CPU runs it, else in
+    /// f32 (the fallback [`Backend::Native`] takes).
+    lowp_native: Option<NativeNet>,
 }
 
 impl NetEvaluator {
@@ -78,17 +82,31 @@ impl NetEvaluator {
             features: Vec::new(),
             native: None,
             native_max_batch: 0,
+            lowp_native: None,
         };
         evaluator.set_auto();
         evaluator
     }
 
     /// [`Backend::Auto`]: the Rust pass for calls up to [`AUTO_NATIVE_MAX_FLOPS`] of work,
-    /// where the network is f32 on the CPU.
+    /// where the network is on the CPU and the Rust pass computes in its precision (f32, or
+    /// bf16 on a CPU with AVX-512 BF16).
     fn set_auto(&mut self) {
         let net = &self.net;
         self.native = None;
-        if net.device() != tch::Device::Cpu || net.precision() != Precision::F32 {
+        if net.device() != tch::Device::Cpu {
+            return;
+        }
+        if net.precision() != Precision::F32 {
+            if let Some(native) = self
+                .lowp_native
+                .as_ref()
+                .filter(|n| n.precision() == net.precision())
+            {
+                let flops = super::flops_per_position(net.config());
+                self.native_max_batch = ((AUTO_NATIVE_MAX_FLOPS / flops) as usize).max(1);
+                self.native = Some(native.clone());
+            }
             return;
         }
         match NativeNet::new(net) {
@@ -113,7 +131,20 @@ impl NetEvaluator {
                     "the native backend runs on the CPU; this network is on {:?}",
                     self.net.device()
                 );
-                self.native = Some(NativeNet::new(&self.net)?);
+                let native = match &self.lowp_native {
+                    Some(native) if self.net.precision() != Precision::F32 => {
+                        if native.precision() != self.net.precision() {
+                            tracing::warn!(
+                                "this CPU has no Rust pass in {}; the Rust pass judges in {}",
+                                self.net.precision(),
+                                native.precision()
+                            );
+                        }
+                        native.clone()
+                    }
+                    _ => NativeNet::new(&self.net)?,
+                };
+                self.native = Some(native);
                 self.native_max_batch = usize::MAX;
             }
         }
@@ -158,13 +189,28 @@ impl NetEvaluator {
     }
 
     /// This evaluator judging in `precision` (see [`Precision`]; its network becomes an
-    /// inference-only copy). Only libtorch judges in bf16.
+    /// inference-only copy). In bf16 on a CPU with AVX-512 BF16 the Rust pass judges the calls
+    /// it would judge in f32 (its weights rounded from the f32 ones here), libtorch the rest.
     pub fn with_precision(mut self, precision: Precision) -> anyhow::Result<NetEvaluator> {
+        if precision != Precision::F32
+            && self.net.precision() == Precision::F32
+            && self.net.device() == tch::Device::Cpu
+        {
+            self.lowp_native = Some(NativeNet::with_precision(&self.net, precision)?);
+        }
         self.net.set_inference_precision(precision)?;
         if precision != Precision::F32 {
-            self.native = None;
+            self.set_auto();
         }
         Ok(self)
+    }
+
+    /// The number format the pass judging a batch of `n` positions computes in.
+    pub fn precision_for(&self, n: usize) -> Precision {
+        match &self.native {
+            Some(native) if n <= self.native_max_batch => native.precision(),
+            _ => self.net.precision(),
+        }
     }
 
     pub fn network(&self) -> &Network {
@@ -210,7 +256,8 @@ impl Evaluator for NetEvaluator {
 
     fn name(&self) -> String {
         let l = self.net.lineage();
-        let precision = match self.net.precision() {
+        // The precision that judges a player's batches (the Rust pass's, where it runs).
+        let precision = match self.precision_for(1) {
             Precision::F32 => String::new(),
             p => format!(" {p}"),
         };

@@ -188,7 +188,10 @@ fn player_rows(
     let rate = sims as f64 / secs.max(1e-9);
     println!(
         "{:<24} {:>12.0} {:>14.0}   {moves} moves, {:.1} ms and {:.0} sims a move",
-        format!("{} {precision} {backend}, player", short(&path.display().to_string())),
+        format!(
+            "{} {precision} {backend}, player",
+            short(&path.display().to_string())
+        ),
         rate,
         rate,
         1e3 * secs / moves.max(1) as f64,
