@@ -13,14 +13,16 @@ use crate::util::profile::{self, Phase};
 /// (`tests/neuralnet.rs`); they differ in speed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Backend {
-    /// Per call, the one that is faster for it: the Rust pass for an f32 network on the CPU
-    /// when the call's work is at most [`AUTO_NATIVE_MAX_FLOPS`], libtorch otherwise (on a GPU,
-    /// in bf16, and for large batches of large networks, where its kernels overtake Rust's).
+    /// Per call, the one that is faster for it: the Rust pass on the CPU when the call's work
+    /// is at most [`AUTO_NATIVE_MAX_FLOPS`] (in bf16 [`AUTO_NATIVE_MAX_FLOPS_BF16`], where the
+    /// CPU has AVX-512 BF16), libtorch otherwise (on a GPU, in bf16 without AVX-512 BF16, and
+    /// for large batches of large networks, where its kernels overtake Rust's).
     #[default]
     Auto,
     /// libtorch (`tch`), on any device and precision.
     Torch,
-    /// The Rust pass of [`super::native`] for every call: CPU and f32 only.
+    /// The Rust pass of [`super::native`] for every call: CPU only, in f32, or in bf16 where
+    /// the CPU has AVX-512 BF16 (elsewhere a bf16 network's Rust pass computes in f32).
     Native,
 }
 
@@ -31,6 +33,14 @@ pub enum Backend {
 /// between 8 and 64, 2x32 about 128, 2x24 and smaller past 256, i.e. near 3e8 FLOPs a call.
 /// A single game's search (8 leaves a call) runs the Rust pass for every network up to 6x64.
 pub const AUTO_NATIVE_MAX_FLOPS: f64 = 3e8;
+
+/// [`AUTO_NATIVE_MAX_FLOPS`] for the Rust pass in bf16, which runs at 82-87% of its
+/// instruction's peak at every batch size while libtorch's bf16 (oneDNN, with AMX here) needs
+/// large batches: measured with `bao bench net --precision bf16 --backends torch,native` (one
+/// thread), the Rust pass was the faster up to 256 positions for the 2x24, the 4x48 (2.9e9
+/// FLOPs) and 6x64 (7.4e9, by 5%), and libtorch from between 8 and 64 positions of the
+/// 12x128 (1.8e9 and 1.5e10 FLOPs).
+pub const AUTO_NATIVE_MAX_FLOPS_BF16: f64 = 3e9;
 
 impl std::str::FromStr for Backend {
     type Err = String;
@@ -104,7 +114,11 @@ impl NetEvaluator {
                 .filter(|n| n.precision() == net.precision())
             {
                 let flops = super::flops_per_position(net.config());
-                self.native_max_batch = ((AUTO_NATIVE_MAX_FLOPS / flops) as usize).max(1);
+                let max = match native.precision() {
+                    Precision::Bf16 => AUTO_NATIVE_MAX_FLOPS_BF16,
+                    Precision::F32 => AUTO_NATIVE_MAX_FLOPS,
+                };
+                self.native_max_batch = ((max / flops) as usize).max(1);
                 self.native = Some(native.clone());
             }
             return;

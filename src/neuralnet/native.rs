@@ -10,7 +10,9 @@
 //! kernels where the CPU has them), batches cut into chunks whose buffers stay in cache.
 //! It is [`super::model::Model`]'s inference pass and nothing else: the weights are the
 //! network's, read from its variables, and `tests/neuralnet.rs` holds the two passes to the
-//! same outputs for every architecture shape. Training, CUDA and bf16 stay with libtorch.
+//! same outputs for every architecture shape. Training and CUDA stay with libtorch. In bf16
+//! the trunk runs in [`bf16`] (AVX-512 BF16, detected at run time; the f32 pass is the
+//! fallback), held to the f32 pass by the gates of [`super::agreement`].
 //!
 //! Layout: activations are `[n * CELLS, channels]` row-major (a position's cells, each cell's
 //! channels contiguous), so a 1x1 convolution is a plain product and a position's flattened

@@ -56,7 +56,10 @@ struct ConvBf16 {
 impl ConvBf16 {
     fn new(conv: &Conv) -> ConvBf16 {
         assert_eq!(conv.kernel, 3, "the bf16 trunk has 3x3 convolutions only");
-        assert!(conv.c_out % 2 == 0, "an even number of output channels");
+        assert!(
+            conv.c_out.is_multiple_of(2),
+            "an even number of output channels"
+        );
         let (c_in, c_out) = (conv.c_in, conv.c_out);
         let pairs_in = c_in.div_ceil(2);
         let mut weight = vec![0u32; pairs_in * 9 * c_out];
@@ -173,7 +176,7 @@ impl Bf16Net {
         value_fc1: Linear,
         value_fc2: Linear,
     ) -> Option<Bf16Net> {
-        if !supported() || stem.c_out % 2 != 0 {
+        if !supported() || !stem.c_out.is_multiple_of(2) {
             return None;
         }
         Some(Bf16Net {
