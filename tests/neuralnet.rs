@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use bao::game::features::{self, FEATURES};
 use bao::game::{Position, Variant, ACTIONS};
 use bao::neuralnet::{
-    Backend, CachedEvaluator, CheckpointMeta, DeviceChoice, Learner, Lineage, NetConfig,
+    native, Backend, CachedEvaluator, CheckpointMeta, DeviceChoice, Learner, Lineage, NetConfig,
     NetEvaluator, Network, OptimizerConfig, OptimizerKind, Precision,
 };
 use bao::search::{Evaluator, UniformEvaluator};
@@ -769,15 +769,31 @@ fn native_forward_pass_matches_libtorch() {
     assert!(max_diff(&p_torch, &p_native) < 1e-5);
 }
 
-/// The native backend is for f32 on the CPU: asked for a bf16 copy it refuses, and converting
-/// an evaluator to bf16 hands its pass back to libtorch.
+/// The Rust pass runs in bf16 where the CPU has AVX-512 BF16: converting an evaluator to bf16
+/// keeps the Rust pass for a search's batches there (in bf16) and hands them back to libtorch
+/// elsewhere, where asking for the native backend gets the f32 pass instead (the fallback).
 #[test]
-fn native_backend_is_f32_only() {
+fn native_backend_in_bf16_where_the_cpu_runs_it() {
     let bf16 = NetEvaluator::new(tiny(Variant::Kujifunza, 3))
         .with_precision(Precision::Bf16)
         .unwrap();
-    assert_eq!(bf16.backend(), Backend::Torch);
-    assert!(err_text(bf16.with_backend(Backend::Native)).contains("f32"));
+    let has_bf16 = native::supports(Precision::Bf16);
+    if has_bf16 {
+        assert_eq!(bf16.backend(), Backend::Auto);
+        assert_eq!(bf16.backend_for(8), Backend::Native);
+        assert_eq!(bf16.precision_for(8), Precision::Bf16);
+    } else {
+        assert_eq!(bf16.backend(), Backend::Torch);
+        assert_eq!(bf16.precision_for(8), Precision::Bf16, "libtorch's bf16");
+    }
+    let forced = bf16.with_backend(Backend::Native).unwrap();
+    assert_eq!(forced.backend(), Backend::Native);
+    let expected = if has_bf16 {
+        Precision::Bf16
+    } else {
+        Precision::F32
+    };
+    assert_eq!(forced.precision_for(8), expected);
     assert_eq!("native".parse::<Backend>(), Ok(Backend::Native));
     assert!("onnx".parse::<Backend>().unwrap_err().contains("`torch`"));
 }

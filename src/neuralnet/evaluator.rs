@@ -7,19 +7,22 @@ use super::network::Network;
 use super::{DeviceChoice, Precision};
 use crate::game::{Position, Variant, ACTIONS};
 use crate::search::Evaluator;
+use crate::util::profile::{self, Phase};
 
 /// Which code runs a [`NetEvaluator`]'s forward pass. The two agree to f32 rounding
 /// (`tests/neuralnet.rs`); they differ in speed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Backend {
-    /// Per call, the one that is faster for it: the Rust pass for an f32 network on the CPU
-    /// when the call's work is at most [`AUTO_NATIVE_MAX_FLOPS`], libtorch otherwise (on a GPU,
-    /// in bf16, and for large batches of large networks, where its kernels overtake Rust's).
+    /// Per call, the one that is faster for it: the Rust pass on the CPU when the call's work
+    /// is at most [`AUTO_NATIVE_MAX_FLOPS`] (in bf16 [`AUTO_NATIVE_MAX_FLOPS_BF16`], where the
+    /// CPU has AVX-512 BF16), libtorch otherwise (on a GPU, in bf16 without AVX-512 BF16, and
+    /// for large batches of large networks, where its kernels overtake Rust's).
     #[default]
     Auto,
     /// libtorch (`tch`), on any device and precision.
     Torch,
-    /// The Rust pass of [`super::native`] for every call: CPU and f32 only.
+    /// The Rust pass of [`super::native`] for every call: CPU only, in f32, or in bf16 where
+    /// the CPU has AVX-512 BF16 (elsewhere a bf16 network's Rust pass computes in f32).
     Native,
 }
 
@@ -30,6 +33,14 @@ pub enum Backend {
 /// between 8 and 64, 2x32 about 128, 2x24 and smaller past 256, i.e. near 3e8 FLOPs a call.
 /// A single game's search (8 leaves a call) runs the Rust pass for every network up to 6x64.
 pub const AUTO_NATIVE_MAX_FLOPS: f64 = 3e8;
+
+/// [`AUTO_NATIVE_MAX_FLOPS`] for the Rust pass in bf16, which runs at 82-87% of its
+/// instruction's peak at every batch size while libtorch's bf16 (oneDNN, with AMX here) needs
+/// large batches: measured with `bao bench net --precision bf16 --backends torch,native` (one
+/// thread), the Rust pass was the faster up to 256 positions for the 2x24, the 4x48 (2.9e9
+/// FLOPs) and 6x64 (7.4e9, by 5%), and libtorch from between 8 and 64 positions of the
+/// 12x128 (1.8e9 and 1.5e10 FLOPs).
+pub const AUTO_NATIVE_MAX_FLOPS_BF16: f64 = 3e9;
 
 impl std::str::FromStr for Backend {
     type Err = String;
@@ -67,6 +78,10 @@ pub struct NetEvaluator {
     native: Option<NativeNet>,
     /// The largest batch the Rust pass judges; libtorch judges larger ones.
     native_max_batch: usize,
+    /// The Rust pass built from the f32 weights before the network was converted to another
+    /// precision ([`Self::with_precision`]): in that precision where the CPU runs it, else in
+    /// f32 (the fallback [`Backend::Native`] takes).
+    lowp_native: Option<NativeNet>,
 }
 
 impl NetEvaluator {
@@ -77,17 +92,35 @@ impl NetEvaluator {
             features: Vec::new(),
             native: None,
             native_max_batch: 0,
+            lowp_native: None,
         };
         evaluator.set_auto();
         evaluator
     }
 
     /// [`Backend::Auto`]: the Rust pass for calls up to [`AUTO_NATIVE_MAX_FLOPS`] of work,
-    /// where the network is f32 on the CPU.
+    /// where the network is on the CPU and the Rust pass computes in its precision (f32, or
+    /// bf16 on a CPU with AVX-512 BF16).
     fn set_auto(&mut self) {
         let net = &self.net;
         self.native = None;
-        if net.device() != tch::Device::Cpu || net.precision() != Precision::F32 {
+        if net.device() != tch::Device::Cpu {
+            return;
+        }
+        if net.precision() != Precision::F32 {
+            if let Some(native) = self
+                .lowp_native
+                .as_ref()
+                .filter(|n| n.precision() == net.precision())
+            {
+                let flops = super::flops_per_position(net.config());
+                let max = match native.precision() {
+                    Precision::Bf16 => AUTO_NATIVE_MAX_FLOPS_BF16,
+                    Precision::F32 => AUTO_NATIVE_MAX_FLOPS,
+                };
+                self.native_max_batch = ((max / flops) as usize).max(1);
+                self.native = Some(native.clone());
+            }
             return;
         }
         match NativeNet::new(net) {
@@ -112,7 +145,20 @@ impl NetEvaluator {
                     "the native backend runs on the CPU; this network is on {:?}",
                     self.net.device()
                 );
-                self.native = Some(NativeNet::new(&self.net)?);
+                let native = match &self.lowp_native {
+                    Some(native) if self.net.precision() != Precision::F32 => {
+                        if native.precision() != self.net.precision() {
+                            tracing::warn!(
+                                "this CPU has no Rust pass in {}; the Rust pass judges in {}",
+                                self.net.precision(),
+                                native.precision()
+                            );
+                        }
+                        native.clone()
+                    }
+                    _ => NativeNet::new(&self.net)?,
+                };
+                self.native = Some(native);
                 self.native_max_batch = usize::MAX;
             }
         }
@@ -157,13 +203,28 @@ impl NetEvaluator {
     }
 
     /// This evaluator judging in `precision` (see [`Precision`]; its network becomes an
-    /// inference-only copy). Only libtorch judges in bf16.
+    /// inference-only copy). In bf16 on a CPU with AVX-512 BF16 the Rust pass judges the calls
+    /// it would judge in f32 (its weights rounded from the f32 ones here), libtorch the rest.
     pub fn with_precision(mut self, precision: Precision) -> anyhow::Result<NetEvaluator> {
+        if precision != Precision::F32
+            && self.net.precision() == Precision::F32
+            && self.net.device() == tch::Device::Cpu
+        {
+            self.lowp_native = Some(NativeNet::with_precision(&self.net, precision)?);
+        }
         self.net.set_inference_precision(precision)?;
         if precision != Precision::F32 {
-            self.native = None;
+            self.set_auto();
         }
         Ok(self)
+    }
+
+    /// The number format the pass judging a batch of `n` positions computes in.
+    pub fn precision_for(&self, n: usize) -> Precision {
+        match &self.native {
+            Some(native) if n <= self.native_max_batch => native.precision(),
+            _ => self.net.precision(),
+        }
     }
 
     pub fn network(&self) -> &Network {
@@ -180,6 +241,7 @@ impl Evaluator for NetEvaluator {
         values: &mut [f32],
     ) -> anyhow::Result<()> {
         let n = crate::search::evaluator::batch_size(positions, masks, policy, values)?;
+        let encode = profile::scope(Phase::Encode);
         let encoding = self.net.encoding();
         self.features.resize(n * encoding.features(), 0.0);
         for (pos, f) in positions
@@ -188,6 +250,8 @@ impl Evaluator for NetEvaluator {
         {
             encoding.encode(pos, f);
         }
+        drop(encode);
+        let _forward = profile::scope(Phase::Forward);
         super::flush_denormals();
         if let Some(native) = self.native.as_mut().filter(|_| n <= self.native_max_batch) {
             return native.forward(&self.features, masks, policy, values);
@@ -206,7 +270,8 @@ impl Evaluator for NetEvaluator {
 
     fn name(&self) -> String {
         let l = self.net.lineage();
-        let precision = match self.net.precision() {
+        // The precision that judges a player's batches (the Rust pass's, where it runs).
+        let precision = match self.precision_for(1) {
             Precision::F32 => String::new(),
             p => format!(" {p}"),
         };
@@ -297,6 +362,7 @@ impl<E: Evaluator> Evaluator for CachedEvaluator<E> {
         values: &mut [f32],
     ) -> anyhow::Result<()> {
         let n = crate::search::evaluator::batch_size(positions, masks, policy, values)?;
+        let _cache = profile::scope(Phase::Cache);
         let slots = self.table.len() as u64;
         self.miss_positions.clear();
         self.miss_masks.clear();

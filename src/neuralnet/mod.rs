@@ -11,6 +11,7 @@
 //!
 //! Commands call [`configure_threads`] before using torch.
 
+pub mod agreement;
 pub mod checkpoint;
 pub mod config;
 pub mod cuda;

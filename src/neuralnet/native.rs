@@ -10,7 +10,9 @@
 //! kernels where the CPU has them), batches cut into chunks whose buffers stay in cache.
 //! It is [`super::model::Model`]'s inference pass and nothing else: the weights are the
 //! network's, read from its variables, and `tests/neuralnet.rs` holds the two passes to the
-//! same outputs for every architecture shape. Training, CUDA and bf16 stay with libtorch.
+//! same outputs for every architecture shape. Training and CUDA stay with libtorch. In bf16
+//! the trunk runs in [`bf16`] (AVX-512 BF16, detected at run time; the f32 pass is the
+//! fallback), held to the f32 pass by the gates of [`super::agreement`].
 //!
 //! Layout: activations are `[n * CELLS, channels]` row-major (a position's cells, each cell's
 //! channels contiguous), so a 1x1 convolution is a plain product and a position's flattened
@@ -18,6 +20,9 @@
 //! read them in that order (torch flattens channel-major).
 
 use std::collections::HashMap;
+
+#[cfg(target_arch = "x86_64")]
+pub mod bf16;
 
 use anyhow::Context;
 use tch::{Kind, Tensor};
@@ -88,6 +93,71 @@ pub struct NativeNet {
     value_fc1: Linear,
     value_fc2: Linear,
     scratch: Scratch,
+    /// The bf16 pass that judges instead, where one was asked for and the CPU runs it.
+    #[cfg(target_arch = "x86_64")]
+    bf16: Option<Box<bf16::Bf16Net>>,
+}
+
+/// Whether this CPU runs the Rust pass in `precision`: f32 everywhere, bf16 with AVX-512 BF16
+/// (detected at run time).
+pub fn supports(precision: Precision) -> bool {
+    match precision {
+        Precision::F32 => true,
+        #[cfg(target_arch = "x86_64")]
+        Precision::Bf16 => bf16::supported(),
+        #[cfg(not(target_arch = "x86_64"))]
+        Precision::Bf16 => false,
+    }
+}
+
+/// GFLOP/s of this core's widest f32 FMA (AVX-512, else none measured) on registers alone:
+/// the instruction peak the f32 pass is measured against.
+pub fn f32_instruction_peak_gflops(seconds: f64) -> Option<f64> {
+    #[cfg(target_arch = "x86_64")]
+    if is_x86_feature_detected!("avx512f") {
+        // SAFETY: the CPU has AVX-512 F (checked just above).
+        return Some(unsafe { fma_peak_loop(seconds) });
+    }
+    let _ = seconds;
+    None
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn fma_peak_loop(seconds: f64) -> f64 {
+    use std::arch::x86_64::*;
+    const ACC: usize = 16;
+    const ITERS: u64 = 1 << 16;
+    let a = _mm512_set1_ps(std::hint::black_box(0.0));
+    let b = _mm512_set1_ps(std::hint::black_box(1.0));
+    let mut best = 0.0f64;
+    let start = std::time::Instant::now();
+    while start.elapsed().as_secs_f64() < seconds {
+        let mut acc = [_mm512_setzero_ps(); ACC];
+        let t = std::time::Instant::now();
+        for _ in 0..ITERS {
+            for v in acc.iter_mut() {
+                *v = _mm512_fmadd_ps(a, b, *v);
+            }
+        }
+        let secs = t.elapsed().as_secs_f64();
+        std::hint::black_box(&acc);
+        // 16 lanes x 2 FLOPs.
+        best = best.max((ITERS * ACC as u64 * 32) as f64 / secs / 1e9);
+    }
+    best
+}
+
+/// Instruction peak GFLOP/s of the Rust pass in `precision` on this core (see
+/// [`f32_instruction_peak_gflops`], [`bf16::instruction_peak_gflops`]).
+pub fn instruction_peak_gflops(precision: Precision, seconds: f64) -> Option<f64> {
+    match precision {
+        Precision::F32 => f32_instruction_peak_gflops(seconds),
+        #[cfg(target_arch = "x86_64")]
+        Precision::Bf16 => bf16::instruction_peak_gflops(seconds),
+        #[cfg(not(target_arch = "x86_64"))]
+        Precision::Bf16 => None,
+    }
 }
 
 /// The network's variables as f32 host vectors, by checkpoint name.
@@ -220,7 +290,49 @@ impl NativeNet {
             value_fc1: weights.linear("value_fc1", vc * CELLS, cfg.value_hidden, Some(vc))?,
             value_fc2: weights.linear("value_fc2", cfg.value_hidden, 1, None)?,
             scratch: Scratch::default(),
+            #[cfg(target_arch = "x86_64")]
+            bf16: None,
         })
+    }
+
+    /// The inference pass of `net` (an f32 network) computing in `precision`: bf16 where the
+    /// CPU runs it ([`supports`]), else the f32 pass (the fallback; [`Self::precision`] says
+    /// which runs).
+    pub fn with_precision(net: &Network, precision: Precision) -> anyhow::Result<NativeNet> {
+        #[allow(unused_mut)]
+        let mut native = NativeNet::new(net)?;
+        #[cfg(target_arch = "x86_64")]
+        if precision == Precision::Bf16 && bf16::supported() {
+            let weights = Weights(net.var_store().variables());
+            let cfg: &NetConfig = net.config();
+            let (pc, vc) = (cfg.policy_channels, cfg.value_channels);
+            // The bf16 pass keeps the heads' features channel-major, torch's own order.
+            native.bf16 = bf16::Bf16Net::new(
+                native.planes,
+                &native.stem,
+                &native.blocks,
+                &native.policy_conv,
+                weights.linear("policy_fc", pc * CELLS, ACTIONS, None)?,
+                &native.value_conv,
+                weights.linear("value_fc1", vc * CELLS, cfg.value_hidden, None)?,
+                native.value_fc2.clone(),
+            )
+            .map(Box::new);
+            if native.bf16.is_none() {
+                tracing::warn!("the bf16 Rust pass needs an even channel count; f32 judges");
+            }
+        }
+        let _ = precision;
+        Ok(native)
+    }
+
+    /// The number format this pass computes its trunk in.
+    pub fn precision(&self) -> Precision {
+        #[cfg(target_arch = "x86_64")]
+        if self.bf16.is_some() {
+            return Precision::Bf16;
+        }
+        Precision::F32
     }
 
     /// Judges `masks.len()` positions: `features` holds each position's input planes as the
@@ -246,6 +358,11 @@ impl NativeNet {
             values.len(),
             self.planes
         );
+        #[cfg(target_arch = "x86_64")]
+        if let Some(b) = self.bf16.as_mut() {
+            b.forward(features, masks, policy, values);
+            return Ok(());
+        }
         for (start, end) in (0..n).step_by(CHUNK).map(|i| (i, (i + CHUNK).min(n))) {
             self.forward_chunk(
                 &features[start * per..end * per],

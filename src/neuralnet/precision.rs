@@ -3,11 +3,15 @@
 //! Why bf16: on CPUs with bf16 matrix units (Intel AMX, AVX512-BF16) oneDNN's bf16
 //! convolutions run the campaign network 1.7-2.5x faster at batch 128 and up, and lockstep
 //! self-play 1.4x (docs/measurements.md; `bao bench net --precision f32,bf16` measures the
-//! machine at hand), for values within about 0.02 of f32's. At small batches (a player's 8
-//! leaves) f32 is faster, and where there is no such unit bf16 is emulated and slower, so it
-//! is a choice, never the default. Training and checkpoints stay f32: a bf16 copy is made for
-//! inference only, and it refuses to be saved, copied, grown or trained (see
-//! [`super::Network::set_inference_precision`]).
+//! machine at hand), for values within about 0.02 of f32's. At a player's batches (8 leaves)
+//! libtorch's bf16 is slower than its f32, but the Rust pass in bf16 ([`super::native`], on
+//! AVX-512 BF16, detected at run time) judges them 2.7 times as fast as in f32, within the
+//! accuracy gates of [`super::agreement`]; so a `net:` player judges in bf16 by default where
+//! that pass runs (`play::players::net::default_precision`), and in f32 elsewhere (where
+//! there is no bf16 unit, bf16 is emulated and slower). Training and checkpoints stay f32: a
+//! bf16 copy is made for inference only, and it refuses to be saved, copied, grown or trained
+//! (see [`super::Network::set_inference_precision`]); the Rust pass rounds its own copy of the
+//! f32 weights at load.
 
 use std::str::FromStr;
 

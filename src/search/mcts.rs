@@ -11,6 +11,7 @@ use super::params::{Algorithm, SearchParams};
 use super::tree::{SearchResult, Tree};
 use super::Evaluator;
 use crate::game::{Move, Position, ACTIONS};
+use crate::util::profile::{self, Phase};
 
 /// What one [`Mcts::search_until`] spent, for per-move figures.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -173,16 +174,18 @@ impl Mcts {
         };
         let mut fill = 0.0f64;
         while !tree.is_done() {
-            if (timed || clock.stopped())
-                && tree.simulations() > 0
-                && (tree.root_proven() || clock.would_overrun(self.step_estimate))
-            {
+            if (timed || clock.stopped()) && tree.simulations() > 0 && {
+                let _clock = profile::scope(Phase::Clock);
+                tree.root_proven() || clock.would_overrun(self.step_estimate)
+            } {
                 break;
             }
             self.positions.clear();
             self.masks.clear();
             let sims_before = tree.simulations();
+            let select = profile::scope(Phase::Select);
             let n = tree.select(&self.params, leaves, &mut self.positions, &mut self.masks);
+            drop(select);
             if n == 0 {
                 if tree.is_done() || tree.root_proven() && tree.simulations() > 0 {
                     break;
@@ -196,7 +199,10 @@ impl Mcts {
             }
             self.policy.resize(n * ACTIONS, 0.0);
             self.values.resize(n, 0.0);
-            let before = clock.elapsed();
+            let before = {
+                let _clock = profile::scope(Phase::Clock);
+                clock.elapsed()
+            };
             evaluator
                 .evaluate(
                     &self.positions,
@@ -205,7 +211,11 @@ impl Mcts {
                     &mut self.values,
                 )
                 .with_context(|| format!("evaluator {} failed", evaluator.name()))?;
-            tree.apply(&self.params, &self.policy, &self.values, &mut self.rng);
+            {
+                let _backup = profile::scope(Phase::Backup);
+                tree.apply(&self.params, &self.policy, &self.values, &mut self.rng);
+            }
+            let _clock = profile::scope(Phase::Clock);
             // Half again the slowest recent step (older ones fade by 1/8 a step, so one
             // slow warm-up call does not shorten every later search): a step a little slower
             // than any before it still ends inside the budget.

@@ -7,7 +7,10 @@
 //! thread settings: the fraction of it a forward pass reaches says how much is left to gain.
 //! `--precision f32,bf16` measures each in both number formats (see `neuralnet::Precision`;
 //! the % of the f32 peak can pass 100 in bf16); `--backends torch,native` each forward pass
-//! (see `neuralnet::Backend`; the native one only in f32 on the CPU, other pairs are skipped).
+//! (see `neuralnet::Backend`; the native one on the CPU, in bf16 where the CPU has AVX-512 BF16,
+//! other pairs are skipped). The Rust pass's rows are measured against the peak of its own
+//! instruction (f32 FMA, or `VDPBF16PS`) on registers alone, libtorch's against the matmul.
+//! `--gate N` checks the low-precision passes against f32 on the shipped models.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -51,6 +54,12 @@ pub struct Args {
     /// Seconds of timed work per measurement, split in 3 windows of which the fastest counts.
     #[arg(long, default_value_t = 0.3)]
     pub seconds: f64,
+    /// Also check every precision other than f32 against f32 on the shipped models
+    /// (models/kiswahili.safetensors, models/kujifunza.safetensors, on the backends asked
+    /// for) with the accuracy gates of `neuralnet::agreement`, on this many held-out
+    /// positions of each variant; 0 leaves it out.
+    #[arg(long, default_value_t = 0)]
+    pub gate: usize,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -79,7 +88,23 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         tch::get_num_interop_threads()
     );
     let peak = matmul_peak(device, budget)?;
-    println!("matmul peak (f32 1024x1024 mm, same threads): {peak:.1} GFLOP/s\n");
+    println!("matmul peak (f32 1024x1024 mm, same threads): {peak:.1} GFLOP/s");
+    // The Rust pass's own reference: its instruction's peak on one core, per precision.
+    let mut instruction_peaks = Vec::new();
+    for &p in &args.precision {
+        if let Some(g) = neuralnet::native::instruction_peak_gflops(p, args.seconds) {
+            let what = match p {
+                Precision::F32 => "VFMADD231PS zmm",
+                Precision::Bf16 => "VDPBF16PS zmm",
+            };
+            println!("instruction peak {p} ({what}, registers only, one core): {g:.1} GFLOP/s");
+            instruction_peaks.push((p, g));
+        }
+    }
+    println!(
+        "(% peak: a Rust pass against its precision's instruction peak, libtorch against the \
+         matmul peak)\n"
+    );
     println!(
         "{:<10} {:>7} {:>5} {:>7} {:>9} {:>6} {:>12} {:>10} {:>9} {:>7}",
         "net",
@@ -114,6 +139,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 bar.set_message(format!("{name} {precision} {backend} batch {batch}"));
                 let (rate, per_batch) = measure(&mut eval, batch, budget)?;
                 let gflops = rate * flops / 1e9;
+                let pass_precision = eval.precision_for(batch);
+                let reference = match eval.backend_for(batch) {
+                    Backend::Native => instruction_peaks
+                        .iter()
+                        .find(|(p, _)| *p == pass_precision)
+                        .map_or(peak, |&(_, g)| g),
+                    _ => peak,
+                };
                 // `suspend`, not `println`: the rows must reach stdout even when it is no
                 // terminal.
                 bar.suspend(|| {
@@ -121,14 +154,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                         "{:<10} {:>7} {:>5} {:>7} {:>9.2} {:>6} {:>12.0} {:>10.3} {:>9.1} {:>6.1}%",
                         name,
                         cfg.short_name(),
-                        precision,
-                        eval.backend(),
+                        pass_precision,
+                        eval.backend_for(batch),
                         flops / 1e6,
                         batch,
                         rate,
                         per_batch * 1e3,
                         gflops,
-                        100.0 * gflops / peak
+                        100.0 * gflops / reference
                     )
                 });
                 bar.inc(1);
@@ -136,6 +169,48 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     bar.finish_and_clear();
+    if args.gate > 0 {
+        gate(&args)?;
+    }
+    Ok(())
+}
+
+/// `--gate`: each precision other than f32 against f32 on the shipped models, on the
+/// backends asked for, in a player's batches of 8.
+fn gate(args: &Args) -> anyhow::Result<()> {
+    use crate::neuralnet::agreement::{agreement, gate_positions};
+    println!();
+    for variant in [Variant::Kiswahili, Variant::Kujifunza] {
+        let path = std::path::PathBuf::from(format!("models/{variant}.safetensors"));
+        if !path.is_file() {
+            println!("gate {variant}: {} not found, skipped", path.display());
+            continue;
+        }
+        let positions = gate_positions(variant, args.gate);
+        for (precision, backend) in super::pass_variants(&args.precision, &args.backends) {
+            if precision == Precision::F32 {
+                continue;
+            }
+            let load = |p: Precision| -> anyhow::Result<NetEvaluator> {
+                NetEvaluator::load_for(&path, variant, DeviceChoice::Cpu)?
+                    .with_precision(p)?
+                    .with_backend(backend)
+            };
+            let (mut reference, mut other) = match (load(Precision::F32), load(precision)) {
+                (Ok(r), Ok(o)) => (r, o),
+                (Err(e), _) | (_, Err(e)) => {
+                    println!("gate {variant} {precision} {backend}: skipped ({e:#})");
+                    continue;
+                }
+            };
+            let a = agreement(&mut reference, &mut other, &positions, 8)?;
+            println!(
+                "gate {variant} {} {backend} against f32: {a}: {}",
+                other.precision_for(8),
+                if a.passes() { "passes" } else { "FAILS" }
+            );
+        }
+    }
     Ok(())
 }
 

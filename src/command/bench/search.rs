@@ -57,6 +57,19 @@ pub struct Args {
     /// self-play plays with its network.
     #[arg(long)]
     pub models_selfplay: bool,
+    /// Player rows: each of `--models` as the `net:` player it is in a match (its cache, tree
+    /// reuse, 8 leaves), playing `--player-moves` timed moves of this many milliseconds (CPU
+    /// time, one thread) in games from random openings; 0 leaves them out.
+    #[arg(long, default_value_t = 0)]
+    pub player_ms: u64,
+    /// Moves the player rows play per pass (in games of at most 10 moves each from random
+    /// openings, the same for every pass).
+    #[arg(long, default_value_t = 20)]
+    pub player_moves: usize,
+    /// With the player rows: where the moves' time went (encoding, forward pass, cache, tree
+    /// selection and backup, clock reads), as shares of the time measured.
+    #[arg(long)]
+    pub profile: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -113,6 +126,94 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             }
             single_game(&args, &mut net)?;
         }
+    }
+    if args.player_ms > 0 {
+        for path in &models {
+            for (precision, backend) in super::pass_variants(&args.precision, &args.backends) {
+                player_rows(&args, path, precision, backend)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A `net:` player's timed moves, as a match plays them (see `--player-ms`): simulations a
+/// second over the moves' CPU time and, with `--profile`, the share of each phase.
+fn player_rows(
+    args: &Args,
+    path: &std::path::Path,
+    precision: Precision,
+    backend: Backend,
+) -> anyhow::Result<()> {
+    use crate::play::players::{build_str, Limits};
+    use crate::search::clock::thread_cpu_time;
+    use crate::util::profile;
+    let spec = format!(
+        "net:{}:ms={}:precision={precision}:backend={backend}",
+        path.display(),
+        args.player_ms
+    );
+    let mut player = build_str(&spec, args.variant, 1)
+        .with_context(|| format!("cannot build the player {spec}"))?;
+    const MOVES_PER_GAME: usize = 10;
+    // Games can end early: openings enough for every move to be played.
+    let openings = super::players::sample_positions(args.variant, args.player_moves, 7);
+    let limits = Limits::default();
+    let (mut sims, mut moves, mut secs) = (0u64, 0usize, 0.0f64);
+    if args.profile {
+        profile::start();
+    }
+    'games: for (g, opening) in openings.iter().enumerate() {
+        player.new_game(g as u64);
+        let mut pos = *opening;
+        for _ in 0..MOVES_PER_GAME {
+            if moves == args.player_moves {
+                break 'games;
+            }
+            if pos.legal_moves().is_empty() {
+                continue 'games;
+            }
+            let t = thread_cpu_time();
+            let chosen = player.choose(&pos, &limits)?;
+            secs += (thread_cpu_time() - t).as_secs_f64();
+            sims += chosen.analysis.nodes.unwrap_or(0);
+            moves += 1;
+            match chosen.mv.after {
+                crate::game::After::Position(p) => pos = p,
+                crate::game::After::Won(_) => continue 'games,
+            }
+        }
+    }
+    let phases = args.profile.then(profile::stop);
+    let rate = sims as f64 / secs.max(1e-9);
+    println!(
+        "{:<24} {:>12.0} {:>14.0}   {moves} moves, {:.1} ms and {:.0} sims a move",
+        format!(
+            "{} {precision} {backend}, player",
+            short(&path.display().to_string())
+        ),
+        rate,
+        rate,
+        1e3 * secs / moves.max(1) as f64,
+        sims as f64 / moves.max(1) as f64,
+    );
+    if let Some(phases) = phases {
+        let total: f64 = phases.iter().map(|(_, d)| d.as_secs_f64()).sum();
+        let shares: Vec<String> = phases
+            .iter()
+            .map(|(p, d)| {
+                format!(
+                    "{} {:.1}%",
+                    p.name(),
+                    100.0 * d.as_secs_f64() / total.max(1e-9)
+                )
+            })
+            .collect();
+        println!(
+            "  time by phase (wall, {:.2} s): {}",
+            total,
+            shares.join(", ")
+        );
     }
     Ok(())
 }

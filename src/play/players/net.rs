@@ -90,15 +90,43 @@ fn load_evaluator(
 ) -> anyhow::Result<(SendEvaluator, Option<SearchParams>)> {
     // libtorch's threads are setup's default ($BAO_TORCH_THREADS, else 1): a player times
     // itself on its own thread's CPU clock.
+    let device = params.device.unwrap_or_default();
+    let backend = params.backend.unwrap_or_default();
+    let precision = match params.precision {
+        Some(p) => p,
+        None => default_precision(device, backend)?,
+    };
     let choice = crate::setup::NetChoice {
-        device: params.device.unwrap_or_default(),
-        precision: params.precision.unwrap_or_default(),
-        backend: params.backend.unwrap_or_default(),
+        device,
+        precision,
+        backend,
         threads: None,
     };
     let net = crate::setup::evaluator(&params.path, Some(variant), &choice)?;
     let search = net.network().search_params().cloned();
     Ok((Box::new(net), search))
+}
+
+/// The number format a `net:` player judges positions in when its spec names none: bf16
+/// where the Rust pass runs in bf16 (the CPU device, a backend other than `torch`, a CPU with
+/// AVX-512 BF16), f32 elsewhere. Why: there the bf16 pass judges a player's batches 2.7 times
+/// as fast, which bought 2.4 times the simulations a move and won at equal time against the
+/// f32 player, within the accuracy gates of [`crate::neuralnet::agreement`]
+/// (docs/measurements.md, "bf16 in the Rust pass"). libtorch's bf16 is slower than its f32 at
+/// a player's batches, so it is never the default.
+pub fn default_precision(
+    device: crate::neuralnet::DeviceChoice,
+    backend: crate::neuralnet::Backend,
+) -> anyhow::Result<crate::neuralnet::Precision> {
+    use crate::neuralnet::{native, Backend, Precision};
+    let bf16 = backend != Backend::Torch
+        && device.resolve()? == tch::Device::Cpu
+        && native::supports(Precision::Bf16);
+    Ok(if bf16 {
+        Precision::Bf16
+    } else {
+        Precision::F32
+    })
 }
 
 /// Evaluations of one position and of a full leaf batch (`leaves`) before the first move:
