@@ -60,3 +60,98 @@ fn bf16_rust_pass_keeps_the_f32_pass_policy_and_value() {
         }
     }
 }
+
+/// Every output-channel tile width of the bf16 kernel (12, 8, 4 and 2 channels), odd input
+/// plane counts, trunks without blocks: the bf16 pass follows the f32 pass on randomly
+/// initialised networks (batch norm statistics randomised too, so that activations are not
+/// trivial), with probabilities on legal moves only; an odd channel count, which the kernel
+/// does not take, gets the f32 pass.
+#[test]
+fn bf16_rust_pass_follows_f32_for_every_tile_width() {
+    use bao::game::ACTIONS;
+    use bao::neuralnet::{NetConfig, Network};
+    use bao::search::Evaluator;
+    let has_bf16 = native::supports(Precision::Bf16);
+    let shapes = [
+        ("blocks = 1\nchannels = 8", true),
+        ("blocks = 2\nchannels = 22\nmove_features = true", true),
+        (
+            "blocks = 1\nchannels = 28\nmove_features = true\nthreat_features = true",
+            true,
+        ),
+        (
+            "blocks = 1\nchannels = 64\npolicy_channels = 3\nvalue_hidden = 7",
+            true,
+        ),
+        ("blocks = 0\nchannels = 16", true),
+        ("blocks = 1\nchannels = 5", false),
+    ];
+    for (i, (shape, even)) in shapes.into_iter().enumerate() {
+        let cfg: NetConfig = toml::from_str(&format!("preset = \"tiny\"\n{shape}")).unwrap();
+        let net =
+            Network::new_seeded(&cfg, Variant::Kiswahili, tch::Device::Cpu, 7 + i as u64).unwrap();
+        tch::no_grad(|| {
+            for (name, mut t) in net.var_store().variables() {
+                if name.contains(".bn.") {
+                    let r = tch::Tensor::rand_like(&t);
+                    let v = if name.ends_with("running_var") {
+                        r * 2.0 + 0.1
+                    } else {
+                        r * 1.5 - 0.6
+                    };
+                    t.copy_(&v);
+                }
+            }
+        });
+        let copy = net.duplicate(tch::Device::Cpu).unwrap();
+        let mut f32_pass = NetEvaluator::new(net)
+            .with_backend(Backend::Native)
+            .unwrap();
+        let mut lowp = NetEvaluator::new(copy)
+            .with_precision(Precision::Bf16)
+            .unwrap()
+            .with_backend(Backend::Native)
+            .unwrap();
+        let runs_bf16 = has_bf16 && even;
+        let expected = if runs_bf16 {
+            Precision::Bf16
+        } else {
+            Precision::F32
+        };
+        assert_eq!(lowp.precision_for(8), expected, "{shape}");
+        let positions = gate_positions(Variant::Kiswahili, 40);
+        let masks: Vec<u64> = positions.iter().map(|p| p.legal_moves().mask()).collect();
+        let n = positions.len();
+        let judge = |e: &mut NetEvaluator| {
+            let (mut p, mut v) = (vec![f32::NAN; n * ACTIONS], vec![f32::NAN; n]);
+            e.evaluate(&positions, &masks, &mut p, &mut v).unwrap();
+            (p, v)
+        };
+        let (p32, v32) = judge(&mut f32_pass);
+        let (p16, v16) = judge(&mut lowp);
+        let diff = |a: &[f32], b: &[f32]| {
+            a.iter()
+                .zip(b)
+                .map(|(x, y)| (x - y).abs())
+                .fold(0f32, f32::max)
+        };
+        let (dv, dp) = (diff(&v32, &v16), diff(&p32, &p16));
+        if runs_bf16 {
+            assert!(dv > 0.0 || dp > 0.0, "{shape}: bit-identical to f32");
+            assert!(dv < 0.05 && dp < 0.05, "{shape}: values {dv}, policy {dp}");
+        } else {
+            assert_eq!((dv, dp), (0.0, 0.0), "{shape}: the f32 pass itself");
+        }
+        assert!(
+            v32.iter().any(|v| v.abs() > 0.01),
+            "{shape}: values all near 0"
+        );
+        for (row, mask) in p16.chunks(ACTIONS).zip(&masks) {
+            let sum: f32 = row.iter().sum();
+            assert!((sum - 1.0).abs() < 1e-4, "{shape}: a row sums to {sum}");
+            for (a, &x) in row.iter().enumerate() {
+                assert_eq!(x > 0.0, mask >> a & 1 == 1, "{shape}: action {a}");
+            }
+        }
+    }
+}

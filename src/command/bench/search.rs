@@ -5,7 +5,9 @@
 //! generation, encoding, backup); with a network it shows how much of the time the forward
 //! pass takes (the goal is most of it). The single-game rows are what a player gets: one tree,
 //! one thread, at batch 1 and with leaf batching (`--leaves`). `--precision f32,bf16` measures
-//! every network in each number format (see `neuralnet::Precision`).
+//! every network in each number format (see `neuralnet::Precision`). `--player-ms MS` adds the
+//! rows of a `net:` player making timed moves as in a match (its cache and tree reuse), and
+//! `--profile` splits their time by phase (`util::profile`).
 
 use std::time::Instant;
 
