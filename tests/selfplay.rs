@@ -202,7 +202,7 @@ fn every_shipped_config_loads_for_selfplay() {
             seen += 1;
         }
     }
-    assert_eq!(seen, 21, "the 3 user configs and 18 experiment configs");
+    assert_eq!(seen, 23, "the 3 user configs and 20 experiment configs");
 }
 
 /// An error in `[selfplay]` names the real file and its line, not a line of a
