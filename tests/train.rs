@@ -39,7 +39,15 @@ fn fingerprint(run: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
         .lines()
         .map(|l| {
             let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
-            for timing in ["elapsed_secs", "games_per_sec", "samples_per_sec"] {
+            for timing in [
+                "elapsed_secs",
+                "games_per_sec",
+                "samples_per_sec",
+                "cpu_secs",
+                "selfplay_cpu_secs",
+                "train_cpu_secs",
+                "eval_cpu_secs",
+            ] {
                 v.as_object_mut().unwrap().remove(timing);
             }
             v
