@@ -4,6 +4,8 @@
 //! pass; this test then checks that fallback (the pass says f32 and gives f32's outputs
 //! exactly) instead of skipping.
 
+mod common;
+
 use std::path::Path;
 
 use bao::game::Variant;
@@ -90,19 +92,7 @@ fn bf16_rust_pass_follows_f32_for_every_tile_width() {
         let cfg: NetConfig = toml::from_str(&format!("preset = \"tiny\"\n{shape}")).unwrap();
         let net =
             Network::new_seeded(&cfg, Variant::Kiswahili, tch::Device::Cpu, 7 + i as u64).unwrap();
-        tch::no_grad(|| {
-            for (name, mut t) in net.var_store().variables() {
-                if name.contains(".bn.") {
-                    let r = tch::Tensor::rand_like(&t);
-                    let v = if name.ends_with("running_var") {
-                        r * 2.0 + 0.1
-                    } else {
-                        r * 1.5 - 0.6
-                    };
-                    t.copy_(&v);
-                }
-            }
-        });
+        common::randomize_batch_norm(&net);
         let copy = net.duplicate(tch::Device::Cpu).unwrap();
         let mut f32_pass = NetEvaluator::new(net)
             .with_backend(Backend::Native)

@@ -682,19 +682,7 @@ fn native_forward_pass_matches_libtorch() {
         let cfg: NetConfig = toml::from_str(shape).unwrap_or_else(|e| panic!("{shape}: {e}"));
         for variant in Variant::ALL {
             let net = Network::new_seeded(&cfg, variant, Device::Cpu, 40 + i as u64).unwrap();
-            tch::no_grad(|| {
-                for (name, mut t) in net.var_store().variables() {
-                    if name.contains(".bn.") {
-                        let r = tch::Tensor::rand_like(&t);
-                        let v = if name.ends_with("running_var") {
-                            r * 2.0 + 0.1
-                        } else {
-                            r * 1.5 - 0.6
-                        };
-                        t.copy_(&v);
-                    }
-                }
-            });
+            common::randomize_batch_norm(&net);
             let copy = net.duplicate(Device::Cpu).unwrap();
             let mut torch = NetEvaluator::new(net).with_backend(Backend::Torch).unwrap();
             let mut native = NetEvaluator::new(copy)

@@ -221,6 +221,15 @@ impl DistillConfig {
         1
     }
 
+    /// The phases of a student: `warm_phases` (default `phases`) for one that starts from an
+    /// earlier student, `phases` for one from fresh weights.
+    pub fn phases_for(&self, warm: bool) -> &[(usize, f64)] {
+        match &self.warm_phases {
+            Some(w) if warm => w,
+            _ => &self.phases,
+        }
+    }
+
     /// Checks that the stage can run in a run whose network is `teacher`, before any work:
     /// errors name the `[distill]` key.
     pub fn validate(&self, teacher: &NetConfig) -> anyhow::Result<()> {
@@ -350,16 +359,11 @@ pub fn run_stage(
     let device = device.resolve()?;
     let teacher_net = crate::setup::network(teacher, None, device)
         .with_context(|| format!("teacher {}", teacher.display()))?;
-    let (mut net, phases) = match warm_from {
-        None => (
-            Network::new_seeded(&config.network, teacher_net.variant(), device, config.seed)?,
-            &config.phases,
-        ),
-        Some(earlier) => (
-            crate::setup::network(earlier, Some(teacher_net.variant()), device)
-                .with_context(|| format!("earlier student {}", earlier.display()))?,
-            config.warm_phases.as_ref().unwrap_or(&config.phases),
-        ),
+    let phases = config.phases_for(warm_from.is_some());
+    let mut net = match warm_from {
+        None => Network::new_seeded(&config.network, teacher_net.variant(), device, config.seed)?,
+        Some(earlier) => crate::setup::network(earlier, Some(teacher_net.variant()), device)
+            .with_context(|| format!("earlier student {}", earlier.display()))?,
     };
     let search = teacher_net.search_params().cloned().unwrap_or_default();
     net.set_search_params(Some(

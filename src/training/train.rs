@@ -138,10 +138,7 @@ fn stages(
         player = student.model();
         if !student.done().exists() {
             let warm = earlier_student(dir, g)?;
-            let phases = match &warm {
-                Some(_) => d.warm_phases.as_ref().unwrap_or(&d.phases),
-                None => &d.phases,
-            };
+            let phases = d.phases_for(warm.is_some());
             eprintln!(
                 "distilling generation {g} into the [distill.network] student ({} steps, from {})",
                 phases.iter().map(|p| p.0).sum::<usize>(),

@@ -254,3 +254,22 @@ pub fn label_runs(dir: &Path) -> Vec<serde_json::Value> {
         .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
         .collect()
 }
+
+/// Gives `net`'s batch-norm layers random running statistics (variances in [0.1, 2.1), means
+/// and affine terms in [-0.6, 0.9)), so that a comparison of forward passes exercises the
+/// folding of those layers instead of a fresh network's identities.
+pub fn randomize_batch_norm(net: &bao::neuralnet::Network) {
+    tch::no_grad(|| {
+        for (name, mut t) in net.var_store().variables() {
+            if name.contains(".bn.") {
+                let r = tch::Tensor::rand_like(&t);
+                let v = if name.ends_with("running_var") {
+                    r * 2.0 + 0.1
+                } else {
+                    r * 1.5 - 0.6
+                };
+                t.copy_(&v);
+            }
+        }
+    });
+}
