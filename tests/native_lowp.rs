@@ -54,9 +54,15 @@ fn keeps_the_f32_pass_policy_and_value(precision: Precision) {
         if has_lowp {
             assert!(a.top1 >= MIN_TOP1, "{variant}: {a}");
             assert!(a.mean_value_diff <= MAX_MEAN_VALUE_DIFF, "{variant}: {a}");
-            // Rounding, not a broken kernel: the outputs differ, but little.
+            // Rounding, not a broken kernel: the outputs differ, but little (int8's steps are
+            // coarser: on the shipped models a value moved by at most 0.03 in bf16, 0.1 in int8).
+            let bound = if precision == Precision::Int8 {
+                0.2
+            } else {
+                0.1
+            };
             assert!(
-                a.max_value_diff > 0.0 && a.max_value_diff < 0.1,
+                a.max_value_diff > 0.0 && a.max_value_diff < bound,
                 "{variant}: {a}"
             );
         } else {

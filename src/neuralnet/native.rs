@@ -344,21 +344,30 @@ impl NativeNet {
             let weights = Weights(net.var_store().variables());
             let cfg: &NetConfig = net.config();
             let (pc, vc) = (cfg.policy_channels, cfg.value_channels);
-            let encoding = net.encoding();
-            let calibration =
-                int8::calibration_features(net.variant(), encoding.features(), |pos, f| {
-                    encoding.encode(pos, f)
-                });
-            native.int8 = int8::Int8Net::new(
-                native.planes,
-                &native.stem,
-                &native.blocks,
+            let heads = heads::Heads::new(
                 &native.policy_conv,
                 weights.linear("policy_fc", pc * CELLS, ACTIONS, None)?,
                 &native.value_conv,
                 weights.linear("value_fc1", vc * CELLS, cfg.value_hidden, None)?,
                 native.value_fc2.clone(),
-                &calibration,
+            );
+            let encoding = net.encoding();
+            let (features, masks) =
+                int8::calibration_sample(net.variant(), encoding.features(), |pos, f| {
+                    encoding.encode(pos, f)
+                });
+            let (mut policy, mut values) =
+                (vec![0.0; masks.len() * ACTIONS], vec![0.0; masks.len()]);
+            native.forward(&features, &masks, &mut policy, &mut values)?;
+            native.int8 = int8::Int8Net::calibrated(
+                native.planes,
+                &native.stem,
+                &native.blocks,
+                heads,
+                &features,
+                &masks,
+                &policy,
+                &values,
             )
             .map(Box::new);
         }
