@@ -14,15 +14,17 @@ use crate::util::profile::{self, Phase};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Backend {
     /// Per call, the one that is faster for it: the Rust pass on the CPU when the call's work
-    /// is at most [`AUTO_NATIVE_MAX_FLOPS`] (in bf16 [`AUTO_NATIVE_MAX_FLOPS_BF16`], where the
-    /// CPU has AVX-512 BF16), libtorch otherwise (on a GPU, in bf16 without AVX-512 BF16, and
-    /// for large batches of large networks, where its kernels overtake Rust's).
+    /// is at most [`AUTO_NATIVE_MAX_FLOPS`] (in bf16 or int8 [`AUTO_NATIVE_MAX_FLOPS_BF16`],
+    /// where the CPU has AVX-512 BF16 or VNNI), libtorch otherwise (on a GPU, in bf16 without
+    /// AVX-512 BF16, and for large batches of large networks, where its kernels overtake
+    /// Rust's; an int8 request's libtorch calls judge in f32).
     #[default]
     Auto,
     /// libtorch (`tch`), on any device and precision.
     Torch,
-    /// The Rust pass of [`super::native`] for every call: CPU only, in f32, or in bf16 where
-    /// the CPU has AVX-512 BF16 (elsewhere a bf16 network's Rust pass computes in f32).
+    /// The Rust pass of [`super::native`] for every call: CPU only, in f32, or in bf16 (int8)
+    /// where the CPU has AVX-512 BF16 (VNNI); elsewhere a bf16 (int8) request's Rust pass
+    /// computes in f32.
     Native,
 }
 
@@ -39,7 +41,9 @@ pub const AUTO_NATIVE_MAX_FLOPS: f64 = 3e8;
 /// large batches: measured with `bao bench net --precision bf16 --backends torch,native` (one
 /// thread), the Rust pass was the faster up to 256 positions for the 2x24, the 4x48 (2.9e9
 /// FLOPs) and 6x64 (7.4e9, by 5%), and libtorch from between 8 and 64 positions of the
-/// 12x128 (1.8e9 and 1.5e10 FLOPs).
+/// 12x128 (1.8e9 and 1.5e10 FLOPs). The int8 pass takes the same bound: it judges at least
+/// as fast as the bf16 pass (docs/measurements.md), and an int8 request's libtorch calls run
+/// in f32, slower than libtorch's bf16, so the crossover is no lower.
 pub const AUTO_NATIVE_MAX_FLOPS_BF16: f64 = 3e9;
 
 impl std::str::FromStr for Backend {
@@ -72,6 +76,9 @@ impl std::fmt::Display for Backend {
 #[derive(Debug)]
 pub struct NetEvaluator {
     net: Network,
+    /// The precision asked for ([`Self::with_precision`]): the network's own, except for int8,
+    /// which only the Rust pass runs (the network stays f32 for libtorch's calls).
+    precision: Precision,
     features: Vec<f32>,
     /// The Rust pass, where it may run (a copy of `net`'s weights: `net` is never changed
     /// behind it, as this type gives out no mutable access to it).
@@ -88,6 +95,7 @@ impl NetEvaluator {
     /// `net` judging on the [`Backend::Auto`] backend.
     pub fn new(net: Network) -> NetEvaluator {
         let mut evaluator = NetEvaluator {
+            precision: net.precision(),
             net,
             features: Vec::new(),
             native: None,
@@ -99,29 +107,33 @@ impl NetEvaluator {
     }
 
     /// [`Backend::Auto`]: the Rust pass for calls up to [`AUTO_NATIVE_MAX_FLOPS`] of work,
-    /// where the network is on the CPU and the Rust pass computes in its precision (f32, or
-    /// bf16 on a CPU with AVX-512 BF16).
+    /// where the network is on the CPU and the Rust pass computes in the precision asked for
+    /// (f32, bf16 on a CPU with AVX-512 BF16, int8 with VNNI; an int8 request on a CPU without
+    /// VNNI judges in f32 like an f32 one).
     fn set_auto(&mut self) {
         let net = &self.net;
         self.native = None;
         if net.device() != tch::Device::Cpu {
             return;
         }
-        if net.precision() != Precision::F32 {
+        if self.precision != Precision::F32 {
             if let Some(native) = self
                 .lowp_native
                 .as_ref()
-                .filter(|n| n.precision() == net.precision())
+                .filter(|n| n.precision() == self.precision)
             {
                 let flops = super::flops_per_position(net.config());
                 let max = match native.precision() {
-                    Precision::Bf16 => AUTO_NATIVE_MAX_FLOPS_BF16,
+                    Precision::Bf16 | Precision::Int8 => AUTO_NATIVE_MAX_FLOPS_BF16,
                     Precision::F32 => AUTO_NATIVE_MAX_FLOPS,
                 };
                 self.native_max_batch = ((max / flops) as usize).max(1);
                 self.native = Some(native.clone());
+                return;
             }
-            return;
+            if net.precision() != Precision::F32 {
+                return;
+            }
         }
         match NativeNet::new(net) {
             Ok(native) => {
@@ -138,7 +150,14 @@ impl NetEvaluator {
     pub fn with_backend(mut self, backend: Backend) -> anyhow::Result<NetEvaluator> {
         match backend {
             Backend::Auto => self.set_auto(),
-            Backend::Torch => self.native = None,
+            Backend::Torch => {
+                anyhow::ensure!(
+                    self.precision != Precision::Int8,
+                    "libtorch has no int8 forward pass: precision int8 needs the native or auto \
+                     backend"
+                );
+                self.native = None
+            }
             Backend::Native => {
                 anyhow::ensure!(
                     self.net.device() == tch::Device::Cpu,
@@ -146,11 +165,11 @@ impl NetEvaluator {
                     self.net.device()
                 );
                 let native = match &self.lowp_native {
-                    Some(native) if self.net.precision() != Precision::F32 => {
-                        if native.precision() != self.net.precision() {
+                    Some(native) if self.precision != Precision::F32 => {
+                        if native.precision() != self.precision {
                             tracing::warn!(
                                 "this CPU has no Rust pass in {}; the Rust pass judges in {}",
-                                self.net.precision(),
+                                self.precision,
                                 native.precision()
                             );
                         }
@@ -205,14 +224,30 @@ impl NetEvaluator {
     /// This evaluator judging in `precision` (see [`Precision`]; its network becomes an
     /// inference-only copy). In bf16 on a CPU with AVX-512 BF16 the Rust pass judges the calls
     /// it would judge in f32 (its weights rounded from the f32 ones here), libtorch the rest.
+    /// int8 is the Rust pass's alone: it needs the CPU device (libtorch refuses it), and
+    /// libtorch's calls (large ones, or all with `backend=torch`) then judge in f32.
     pub fn with_precision(mut self, precision: Precision) -> anyhow::Result<NetEvaluator> {
+        if precision == Precision::Int8 {
+            anyhow::ensure!(
+                self.net.device() == tch::Device::Cpu && self.net.precision() == Precision::F32,
+                "precision int8 runs in the Rust pass on the CPU only, from f32 weights; this \
+                 network is {} on {:?}",
+                self.net.precision(),
+                self.net.device()
+            );
+        }
         if precision != Precision::F32
             && self.net.precision() == Precision::F32
             && self.net.device() == tch::Device::Cpu
         {
             self.lowp_native = Some(NativeNet::with_precision(&self.net, precision)?);
         }
-        self.net.set_inference_precision(precision)?;
+        if precision == Precision::Int8 {
+            self.net.freeze();
+        } else {
+            self.net.set_inference_precision(precision)?;
+        }
+        self.precision = precision;
         if precision != Precision::F32 {
             self.set_auto();
         }

@@ -12,7 +12,8 @@
 //! network's, read from its variables, and `tests/neuralnet.rs` holds the two passes to the
 //! same outputs for every architecture shape. Training and CUDA stay with libtorch. In bf16
 //! the trunk runs in [`bf16`] (AVX-512 BF16, detected at run time; the f32 pass is the
-//! fallback), held to the f32 pass by the gates of [`super::agreement`].
+//! fallback), held to the f32 pass by the gates of [`super::agreement`]; in int8 it runs in
+//! [`int8`] (AVX-512 VNNI, likewise detected, with the same fallback and gates).
 //!
 //! Layout: activations are `[n * CELLS, channels]` row-major (a position's cells, each cell's
 //! channels contiguous), so a 1x1 convolution is a plain product and a position's flattened
@@ -23,6 +24,10 @@ use std::collections::HashMap;
 
 #[cfg(target_arch = "x86_64")]
 pub mod bf16;
+#[cfg(target_arch = "x86_64")]
+mod heads;
+#[cfg(target_arch = "x86_64")]
+pub mod int8;
 
 use anyhow::Context;
 use tch::{Kind, Tensor};
@@ -96,17 +101,22 @@ pub struct NativeNet {
     /// The bf16 pass that judges instead, where one was asked for and the CPU runs it.
     #[cfg(target_arch = "x86_64")]
     bf16: Option<Box<bf16::Bf16Net>>,
+    /// The int8 pass that judges instead, where one was asked for and the CPU runs it.
+    #[cfg(target_arch = "x86_64")]
+    int8: Option<Box<int8::Int8Net>>,
 }
 
-/// Whether this CPU runs the Rust pass in `precision`: f32 everywhere, bf16 with AVX-512 BF16
-/// (detected at run time).
+/// Whether this CPU runs the Rust pass in `precision`: f32 everywhere, bf16 with AVX-512 BF16,
+/// int8 with AVX-512 VNNI (detected at run time).
 pub fn supports(precision: Precision) -> bool {
     match precision {
         Precision::F32 => true,
         #[cfg(target_arch = "x86_64")]
         Precision::Bf16 => bf16::supported(),
+        #[cfg(target_arch = "x86_64")]
+        Precision::Int8 => int8::supported(),
         #[cfg(not(target_arch = "x86_64"))]
-        Precision::Bf16 => false,
+        Precision::Bf16 | Precision::Int8 => false,
     }
 }
 
@@ -148,15 +158,19 @@ unsafe fn fma_peak_loop(seconds: f64) -> f64 {
     best
 }
 
-/// Instruction peak GFLOP/s of the Rust pass in `precision` on this core (see
-/// [`f32_instruction_peak_gflops`], [`bf16::instruction_peak_gflops`]).
+/// Instruction peak of the Rust pass in `precision` on this core, in GFLOP/s (GOP/s for int8,
+/// whose multiply-adds count 2 operations as the float ones do; see
+/// [`f32_instruction_peak_gflops`], [`bf16::instruction_peak_gflops`],
+/// [`int8::instruction_peak_gops`]).
 pub fn instruction_peak_gflops(precision: Precision, seconds: f64) -> Option<f64> {
     match precision {
         Precision::F32 => f32_instruction_peak_gflops(seconds),
         #[cfg(target_arch = "x86_64")]
         Precision::Bf16 => bf16::instruction_peak_gflops(seconds),
+        #[cfg(target_arch = "x86_64")]
+        Precision::Int8 => int8::instruction_peak_gops(seconds),
         #[cfg(not(target_arch = "x86_64"))]
-        Precision::Bf16 => None,
+        Precision::Bf16 | Precision::Int8 => None,
     }
 }
 
@@ -292,12 +306,15 @@ impl NativeNet {
             scratch: Scratch::default(),
             #[cfg(target_arch = "x86_64")]
             bf16: None,
+            #[cfg(target_arch = "x86_64")]
+            int8: None,
         })
     }
 
-    /// The inference pass of `net` (an f32 network) computing in `precision`: bf16 where the
-    /// CPU runs it ([`supports`]), else the f32 pass (the fallback; [`Self::precision`] says
-    /// which runs).
+    /// The inference pass of `net` (an f32 network) computing in `precision`: bf16 or int8
+    /// where the CPU runs it ([`supports`]), else the f32 pass (the fallback;
+    /// [`Self::precision`] says which runs). int8 calibrates its activation scales here, on
+    /// positions of the network's variant ([`int8::CALIBRATION_POSITIONS`]).
     pub fn with_precision(net: &Network, precision: Precision) -> anyhow::Result<NativeNet> {
         #[allow(unused_mut)]
         let mut native = NativeNet::new(net)?;
@@ -322,6 +339,38 @@ impl NativeNet {
                 tracing::warn!("the bf16 Rust pass needs an even channel count; f32 judges");
             }
         }
+        #[cfg(target_arch = "x86_64")]
+        if precision == Precision::Int8 && int8::supported() {
+            let weights = Weights(net.var_store().variables());
+            let cfg: &NetConfig = net.config();
+            let (pc, vc) = (cfg.policy_channels, cfg.value_channels);
+            let heads = heads::Heads::new(
+                &native.policy_conv,
+                weights.linear("policy_fc", pc * CELLS, ACTIONS, None)?,
+                &native.value_conv,
+                weights.linear("value_fc1", vc * CELLS, cfg.value_hidden, None)?,
+                native.value_fc2.clone(),
+            );
+            let encoding = net.encoding();
+            let (features, masks) =
+                int8::calibration_sample(net.variant(), encoding.features(), |pos, f| {
+                    encoding.encode(pos, f)
+                });
+            let (mut policy, mut values) =
+                (vec![0.0; masks.len() * ACTIONS], vec![0.0; masks.len()]);
+            native.forward(&features, &masks, &mut policy, &mut values)?;
+            native.int8 = int8::Int8Net::calibrated(
+                native.planes,
+                &native.stem,
+                &native.blocks,
+                heads,
+                &features,
+                &masks,
+                &policy,
+                &values,
+            )
+            .map(Box::new);
+        }
         let _ = precision;
         Ok(native)
     }
@@ -331,6 +380,10 @@ impl NativeNet {
         #[cfg(target_arch = "x86_64")]
         if self.bf16.is_some() {
             return Precision::Bf16;
+        }
+        #[cfg(target_arch = "x86_64")]
+        if self.int8.is_some() {
+            return Precision::Int8;
         }
         Precision::F32
     }
@@ -360,6 +413,11 @@ impl NativeNet {
         );
         #[cfg(target_arch = "x86_64")]
         if let Some(b) = self.bf16.as_mut() {
+            b.forward(features, masks, policy, values);
+            return Ok(());
+        }
+        #[cfg(target_arch = "x86_64")]
+        if let Some(b) = self.int8.as_mut() {
             b.forward(features, masks, policy, values);
             return Ok(());
         }

@@ -124,6 +124,11 @@ impl Network {
             return Ok(());
         }
         anyhow::ensure!(
+            precision != Precision::Int8,
+            "libtorch has no int8 forward pass: precision {precision} runs in the Rust pass only \
+             (the CPU device, a backend other than `torch`)"
+        );
+        anyhow::ensure!(
             self.precision == Precision::F32,
             "a {} copy of a network cannot return to {precision} (its weights were rounded): \
              load the checkpoint again",
@@ -133,6 +138,7 @@ impl Network {
         match precision {
             Precision::F32 => {}
             Precision::Bf16 => self.vs.bfloat16(),
+            Precision::Int8 => unreachable!("refused above"),
         }
         self.precision = precision;
         Ok(())
@@ -221,7 +227,8 @@ impl Network {
         let out = tch::no_grad(|| {
             let x = Tensor::from_slice(features)
                 .to_device(self.device())
-                .to_kind(self.precision.kind())
+                // Never int8: `set_inference_precision` refuses it.
+                .to_kind(self.precision.torch_kind().unwrap_or(Kind::Float))
                 .view([n as i64, -1]);
             let legal = legal_tensor(masks, self.device());
             // The log-softmax is computed in f32 whatever the network's precision

@@ -1,4 +1,5 @@
-//! The number format a network judges positions in: full `f32`, or `bf16` for inference.
+//! The number format a network judges positions in: full `f32`, or `bf16` or `int8` for
+//! inference.
 //!
 //! Why bf16: on CPUs with bf16 matrix units (Intel AMX, AVX512-BF16) oneDNN's bf16
 //! convolutions run the campaign network 1.7-2.5x faster at batch 128 and up, and lockstep
@@ -12,6 +13,14 @@
 //! bf16 copy is made for inference only, and it refuses to be saved, copied, grown or trained
 //! (see [`super::Network::set_inference_precision`]); the Rust pass rounds its own copy of the
 //! f32 weights at load.
+//!
+//! Why int8: `VPDPBUSD` (AVX-512 VNNI) does four 8-bit multiply-adds per 32-bit lane where
+//! `VDPBF16PS` does two, so the Rust pass in int8 ([`super::native`]'s `int8` module: weights
+//! quantised per output channel at load, activations per channel with scales calibrated on
+//! positions) does the trunk's convolutions in half the instructions of bf16. It exists in the
+//! Rust pass only: libtorch refuses an int8 network, and where the CPU lacks VNNI an int8
+//! request judges in f32 (the network stays f32 for libtorch's calls too). It must pass the
+//! same gates as bf16 ([`super::agreement`]); it is never a default.
 
 use std::str::FromStr;
 
@@ -26,14 +35,19 @@ pub enum Precision {
     F32,
     /// bfloat16 weights and activations (outputs are returned as f32).
     Bf16,
+    /// 8-bit integer weights and activations in the Rust pass's trunk, i32 sums, f32 outside
+    /// it (the Rust pass only: see the module docs).
+    Int8,
 }
 
 impl Precision {
-    /// The torch element type of this precision.
-    pub fn kind(self) -> tch::Kind {
+    /// The torch element type of a network converted to this precision; `None` for int8,
+    /// which libtorch does not run (see [`super::Network::set_inference_precision`]).
+    pub fn torch_kind(self) -> Option<tch::Kind> {
         match self {
-            Precision::F32 => tch::Kind::Float,
-            Precision::Bf16 => tch::Kind::BFloat16,
+            Precision::F32 => Some(tch::Kind::Float),
+            Precision::Bf16 => Some(tch::Kind::BFloat16),
+            Precision::Int8 => None,
         }
     }
 }
@@ -44,8 +58,9 @@ impl FromStr for Precision {
         match s {
             "f32" => Ok(Precision::F32),
             "bf16" => Ok(Precision::Bf16),
+            "int8" => Ok(Precision::Int8),
             _ => Err(format!(
-                "unknown precision `{s}` (expected `f32` or `bf16`)"
+                "unknown precision `{s}` (expected `f32`, `bf16` or `int8`)"
             )),
         }
     }
@@ -56,6 +71,7 @@ impl std::fmt::Display for Precision {
         f.write_str(match self {
             Precision::F32 => "f32",
             Precision::Bf16 => "bf16",
+            Precision::Int8 => "int8",
         })
     }
 }
@@ -66,10 +82,16 @@ mod tests {
 
     #[test]
     fn names_round_trip_and_unknown_ones_are_named() {
-        for p in [Precision::F32, Precision::Bf16] {
+        for p in [Precision::F32, Precision::Bf16, Precision::Int8] {
             assert_eq!(p.to_string().parse::<Precision>(), Ok(p));
+            // Configs spell it as the specs do.
+            let toml = toml::to_string(&std::collections::BTreeMap::from([("p", p)])).unwrap();
+            assert_eq!(toml.trim(), format!("p = \"{p}\""));
         }
         let err = "fp16".parse::<Precision>().unwrap_err();
-        assert!(err.contains("`fp16`") && err.contains("bf16"), "{err}");
+        assert!(
+            err.contains("`fp16`") && err.contains("bf16") && err.contains("int8"),
+            "{err}"
+        );
     }
 }

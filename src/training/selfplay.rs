@@ -49,7 +49,8 @@ use crate::solve::{Solver, Value};
 /// leaf_ab = 0                # > 0: the search mixes a leaf_ab-ply alpha-beta into every value it reads
 /// leaf_ab_weight = 0.35      # the alpha-beta's share of those values
 /// precision = "f32"          # or "bf16": the network judges positions in bf16 (faster on
-///                            # CPUs with bf16 units: `bao bench net --precision f32,bf16`)
+///                            # CPUs with bf16 units: `bao bench net --precision f32,bf16`);
+///                            # "int8": the Rust pass in 8-bit integers (AVX-512 VNNI)
 /// shard_size = 16384         # samples per shard file
 /// seed = 0
 /// generation = 0             # model generation, written into shard headers

@@ -5,11 +5,14 @@
 //! GFLOP/s (convolution and linear multiply-adds, see `neuralnet::flops_per_position`). The
 //! reference is the measured throughput of a large f32 matmul on the same device with the same
 //! thread settings: the fraction of it a forward pass reaches says how much is left to gain.
-//! `--precision f32,bf16` measures each in both number formats (see `neuralnet::Precision`;
-//! the % of the f32 peak can pass 100 in bf16); `--backends torch,native` each forward pass
-//! (see `neuralnet::Backend`; the native one on the CPU, in bf16 where the CPU has AVX-512 BF16,
+//! `--precision f32,bf16,int8` measures each in those number formats (see
+//! `neuralnet::Precision`; the % of the f32 peak can pass 100 in bf16); `--backends
+//! torch,native` each forward pass (see `neuralnet::Backend`; the native one on the CPU, in
+//! bf16 where the CPU has AVX-512 BF16, in int8 where it has VNNI; int8 has no libtorch pass;
 //! other pairs are skipped). The Rust pass's rows are measured against the peak of its own
-//! instruction (f32 FMA, or `VDPBF16PS`) on registers alone, libtorch's against the matmul.
+//! instruction (f32 FMA, `VDPBF16PS`, or `VPDPBUSD`) on registers alone, libtorch's against
+//! the matmul. For int8 the GFLOP/s column counts integer operations (GOP/s), 2 a
+//! multiply-add as for floats.
 //! `--gate N` checks the low-precision passes against f32 on the shipped models.
 
 use std::path::PathBuf;
@@ -36,7 +39,7 @@ pub struct Args {
         default_value = "1,2,4,8,16,32,64,128,256,512,1024"
     )]
     pub batches: Vec<usize>,
-    /// Number formats to measure each network in (comma-separated: f32, bf16).
+    /// Number formats to measure each network in (comma-separated: f32, bf16, int8).
     #[arg(long, value_delimiter = ',', default_value = "f32")]
     pub precision: Vec<Precision>,
     /// Forward passes to measure (comma-separated: torch, native).
@@ -93,11 +96,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let mut instruction_peaks = Vec::new();
     for &p in &args.precision {
         if let Some(g) = neuralnet::native::instruction_peak_gflops(p, args.seconds) {
-            let what = match p {
-                Precision::F32 => "VFMADD231PS zmm",
-                Precision::Bf16 => "VDPBF16PS zmm",
+            let (what, unit) = match p {
+                Precision::F32 => ("VFMADD231PS zmm", "GFLOP/s"),
+                Precision::Bf16 => ("VDPBF16PS zmm", "GFLOP/s"),
+                Precision::Int8 => ("VPDPBUSD zmm", "GOP/s"),
             };
-            println!("instruction peak {p} ({what}, registers only, one core): {g:.1} GFLOP/s");
+            println!("instruction peak {p} ({what}, registers only, one core): {g:.1} {unit}");
             instruction_peaks.push((p, g));
         }
     }
@@ -126,8 +130,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let flops = neuralnet::flops_per_position(cfg);
         for (precision, backend) in super::pass_variants(&args.precision, &args.backends) {
             let net = Network::new_seeded(cfg, Variant::Kiswahili, device, 0)?;
-            let eval = NetEvaluator::new(net).with_precision(precision)?;
-            let mut eval = match eval.with_backend(backend) {
+            let eval = NetEvaluator::new(net).with_precision(precision);
+            let mut eval = match eval.and_then(|e| e.with_backend(backend)) {
                 Ok(eval) => eval,
                 Err(e) => {
                     bar.suspend(|| println!("{name} {precision} {backend}: skipped ({e:#})"));

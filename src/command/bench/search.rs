@@ -4,7 +4,7 @@
 //! With the uniform evaluator the figure is search overhead alone (selection, move
 //! generation, encoding, backup); with a network it shows how much of the time the forward
 //! pass takes (the goal is most of it). The single-game rows are what a player gets: one tree,
-//! one thread, at batch 1 and with leaf batching (`--leaves`). `--precision f32,bf16` measures
+//! one thread, at batch 1 and with leaf batching (`--leaves`). `--precision f32,bf16,int8` measures
 //! every network in each number format (see `neuralnet::Precision`). `--player-ms MS` adds the
 //! rows of a `net:` player making timed moves as in a match (its cache and tree reuse), and
 //! `--profile` splits their time by phase (`util::profile`).
@@ -49,7 +49,7 @@ pub struct Args {
     /// Simulations per position in the single-game figures.
     #[arg(long, default_value_t = 800)]
     pub single_sims: usize,
-    /// Number formats to measure each network in (comma-separated: f32, bf16).
+    /// Number formats to measure each network in (comma-separated: f32, bf16, int8).
     #[arg(long, value_delimiter = ',', default_value = "f32")]
     pub precision: Vec<Precision>,
     /// Forward passes to measure each network with (comma-separated: auto, torch, native).

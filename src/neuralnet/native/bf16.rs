@@ -22,9 +22,9 @@
 
 use std::arch::x86_64::*;
 
-use super::{matmul_bias, Conv, Linear};
+use super::heads::Heads;
+use super::{Conv, Linear};
 use crate::game::features::{CELLS, COLS};
-use crate::game::ACTIONS;
 
 /// Lanes a channel pair of one position takes: 16 zero lanes, the 32 cells, 16 zero lanes
 /// (a tap reads at most 9 cells before or after the board).
@@ -86,49 +86,6 @@ impl ConvBf16 {
     }
 }
 
-/// A 1x1 convolution of a head, f32: `out[o][cell] = bias[o] + sum_i weight[o][i] x[i][cell]`.
-#[derive(Clone, Debug)]
-struct HeadConv {
-    c_in: usize,
-    c_out: usize,
-    /// `[c_out][c_in]`.
-    weight: Vec<f32>,
-    bias: Vec<f32>,
-}
-
-impl HeadConv {
-    fn new(conv: &Conv) -> HeadConv {
-        assert_eq!(conv.kernel, 1);
-        let (c_in, c_out) = (conv.c_in, conv.c_out);
-        let mut weight = vec![0.0; c_in * c_out];
-        for i in 0..c_in {
-            for o in 0..c_out {
-                weight[o * c_in + i] = conv.weight[i * c_out + o];
-            }
-        }
-        HeadConv {
-            c_in,
-            c_out,
-            weight,
-            bias: conv.bias.clone(),
-        }
-    }
-
-    /// One position: `x` is `[c_in][CELLS]`, `out` `[c_out][CELLS]`, ReLU applied.
-    fn forward_relu(&self, x: &[f32], out: &mut [f32]) {
-        for (o, row) in out.chunks_exact_mut(CELLS).enumerate().take(self.c_out) {
-            row.fill(self.bias[o]);
-            for (i, xi) in x.chunks_exact(CELLS).enumerate().take(self.c_in) {
-                let w = self.weight[o * self.c_in + i];
-                for (y, &v) in row.iter_mut().zip(xi) {
-                    *y += w * v;
-                }
-            }
-            row.iter_mut().for_each(|v| *v = v.max(0.0));
-        }
-    }
-}
-
 /// Buffers of one forward pass, kept between calls.
 #[derive(Clone, Debug, Default)]
 struct Scratch {
@@ -140,10 +97,6 @@ struct Scratch {
     inner: Vec<u32>,
     /// The trunk's f32 activations of every position of the call, `[n][c][CELLS]`.
     trunk: Vec<f32>,
-    policy_features: Vec<f32>,
-    value_features: Vec<f32>,
-    value_hidden: Vec<f32>,
-    logits: Vec<f32>,
 }
 
 /// The network with a bf16 trunk (see the module docs).
@@ -153,12 +106,7 @@ pub struct Bf16Net {
     channels: usize,
     stem: ConvBf16,
     blocks: Vec<(ConvBf16, ConvBf16)>,
-    policy_conv: HeadConv,
-    /// Over the policy features flattened channel-major, as torch flattens them.
-    policy_fc: Linear,
-    value_conv: HeadConv,
-    value_fc1: Linear,
-    value_fc2: Linear,
+    heads: Heads,
     scratch: Scratch,
 }
 
@@ -187,11 +135,7 @@ impl Bf16Net {
                 .iter()
                 .map(|(a, b)| (ConvBf16::new(a), ConvBf16::new(b)))
                 .collect(),
-            policy_conv: HeadConv::new(policy_conv),
-            policy_fc,
-            value_conv: HeadConv::new(value_conv),
-            value_fc1,
-            value_fc2,
+            heads: Heads::new(policy_conv, policy_fc, value_conv, value_fc1, value_fc2),
             scratch: Scratch::default(),
         })
     }
@@ -229,59 +173,7 @@ impl Bf16Net {
             }
         }
         // Heads, f32, as the f32 pass computes them.
-        let (pc, vc) = (self.policy_conv.c_out, self.value_conv.c_out);
-        s.policy_features.resize(n * pc * CELLS, 0.0);
-        s.value_features.resize(n * vc * CELLS, 0.0);
-        for ((x, p), v) in s
-            .trunk
-            .chunks_exact(c * CELLS)
-            .zip(s.policy_features.chunks_exact_mut(pc * CELLS))
-            .zip(s.value_features.chunks_exact_mut(vc * CELLS))
-        {
-            self.policy_conv.forward_relu(x, p);
-            self.value_conv.forward_relu(x, v);
-        }
-        s.logits.resize(n * ACTIONS, 0.0);
-        let fc = &self.policy_fc;
-        matmul_bias(
-            &s.policy_features,
-            &fc.weight,
-            &fc.bias,
-            &mut s.logits,
-            n,
-            fc.inputs,
-            fc.outputs,
-        );
-        let (fc1, fc2) = (&self.value_fc1, &self.value_fc2);
-        s.value_hidden.resize(n * fc1.outputs, 0.0);
-        matmul_bias(
-            &s.value_features,
-            &fc1.weight,
-            &fc1.bias,
-            &mut s.value_hidden,
-            n,
-            fc1.inputs,
-            fc1.outputs,
-        );
-        s.value_hidden.iter_mut().for_each(|v| *v = v.max(0.0));
-        matmul_bias(
-            &s.value_hidden,
-            &fc2.weight,
-            &fc2.bias,
-            values,
-            n,
-            fc2.inputs,
-            fc2.outputs,
-        );
-        values.iter_mut().for_each(|v| *v = v.tanh());
-        for ((logits, p), &mask) in s
-            .logits
-            .chunks_exact(ACTIONS)
-            .zip(policy.chunks_exact_mut(ACTIONS))
-            .zip(masks)
-        {
-            super::masked_softmax(logits, mask, p);
-        }
+        self.heads.forward(&s.trunk, c, masks, policy, values);
     }
 }
 

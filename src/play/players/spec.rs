@@ -682,6 +682,10 @@ mod tests {
             panic!()
         };
         assert_eq!(n.precision, Some(Precision::Bf16));
+        let PlayerSpec::Net(n) = p("net:m.safetensors:ms=200:precision=int8") else {
+            panic!()
+        };
+        assert_eq!(n.precision, Some(Precision::Int8));
         assert!(err("net:m.safetensors:precision=fp16").contains("unknown precision `fp16`"));
         let PlayerSpec::Net(n) = p("net:m.safetensors:backend=native") else {
             panic!()
