@@ -28,6 +28,10 @@ pub mod bf16;
 mod heads;
 #[cfg(target_arch = "x86_64")]
 pub mod int8;
+#[cfg(target_arch = "x86_64")]
+mod lanes;
+#[cfg(target_arch = "x86_64")]
+mod peak;
 
 use anyhow::Context;
 use tch::{Kind, Tensor};
@@ -124,51 +128,23 @@ pub fn supports(precision: Precision) -> bool {
 /// the instruction peak the f32 pass is measured against.
 pub fn f32_instruction_peak_gflops(seconds: f64) -> Option<f64> {
     #[cfg(target_arch = "x86_64")]
-    if is_x86_feature_detected!("avx512f") {
-        // SAFETY: the CPU has AVX-512 F (checked just above).
-        return Some(unsafe { fma_peak_loop(seconds) });
+    return peak::f32_gflops(seconds);
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = seconds;
+        None
     }
-    let _ = seconds;
-    None
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-unsafe fn fma_peak_loop(seconds: f64) -> f64 {
-    use std::arch::x86_64::*;
-    const ACC: usize = 16;
-    const ITERS: u64 = 1 << 16;
-    let a = _mm512_set1_ps(std::hint::black_box(0.0));
-    let b = _mm512_set1_ps(std::hint::black_box(1.0));
-    let mut best = 0.0f64;
-    let start = std::time::Instant::now();
-    while start.elapsed().as_secs_f64() < seconds {
-        let mut acc = [_mm512_setzero_ps(); ACC];
-        let t = std::time::Instant::now();
-        for _ in 0..ITERS {
-            for v in acc.iter_mut() {
-                *v = _mm512_fmadd_ps(a, b, *v);
-            }
-        }
-        let secs = t.elapsed().as_secs_f64();
-        std::hint::black_box(&acc);
-        // 16 lanes x 2 FLOPs.
-        best = best.max((ITERS * ACC as u64 * 32) as f64 / secs / 1e9);
-    }
-    best
 }
 
 /// Instruction peak of the Rust pass in `precision` on this core, in GFLOP/s (GOP/s for int8,
-/// whose multiply-adds count 2 operations as the float ones do; see
-/// [`f32_instruction_peak_gflops`], [`bf16::instruction_peak_gflops`],
-/// [`int8::instruction_peak_gops`]).
+/// whose multiply-adds count 2 operations as the float ones do; measured by the `peak` module).
 pub fn instruction_peak_gflops(precision: Precision, seconds: f64) -> Option<f64> {
     match precision {
         Precision::F32 => f32_instruction_peak_gflops(seconds),
         #[cfg(target_arch = "x86_64")]
-        Precision::Bf16 => bf16::instruction_peak_gflops(seconds),
+        Precision::Bf16 => peak::bf16_gflops(seconds),
         #[cfg(target_arch = "x86_64")]
-        Precision::Int8 => int8::instruction_peak_gops(seconds),
+        Precision::Int8 => peak::int8_gops(seconds),
         #[cfg(not(target_arch = "x86_64"))]
         Precision::Bf16 | Precision::Int8 => None,
     }

@@ -8,8 +8,8 @@
 //! libtorch's bf16 is slower than its f32, but the Rust pass in bf16 ([`super::native`], on
 //! AVX-512 BF16, detected at run time) judges them 2.7 times as fast as in f32, within the
 //! accuracy gates of [`super::agreement`]; so a `net:` player judges in bf16 by default where
-//! that pass runs (`play::players::net::default_precision`), and in f32 elsewhere (where
-//! there is no bf16 unit, bf16 is emulated and slower). Training and checkpoints stay f32: a
+//! that pass runs and int8 does not (`play::players::net::default_precision`), and in f32
+//! where neither runs (where there is no bf16 unit, bf16 is emulated and slower). Training and checkpoints stay f32: a
 //! bf16 copy is made for inference only, and it refuses to be saved, copied, grown or trained
 //! (see [`super::Network::set_inference_precision`]); the Rust pass rounds its own copy of the
 //! f32 weights at load.
@@ -20,7 +20,8 @@
 //! positions) does the trunk's convolutions in half the instructions of bf16. It exists in the
 //! Rust pass only: libtorch refuses an int8 network, and where the CPU lacks VNNI an int8
 //! request judges in f32 (the network stays f32 for libtorch's calls too). It must pass the
-//! same gates as bf16 ([`super::agreement`]); it is never a default.
+//! same gates as bf16 ([`super::agreement`]); where it runs it is a `net:` player's default,
+//! having won at equal time against bf16 (docs/measurements.md, "int8 in the Rust pass").
 
 use std::str::FromStr;
 

@@ -23,13 +23,9 @@
 use std::arch::x86_64::*;
 
 use super::heads::Heads;
+use super::lanes::{column_mask, PAD_BEFORE, PAD_CELLS};
 use super::{Conv, Linear};
 use crate::game::features::{CELLS, COLS};
-
-/// Lanes a channel pair of one position takes: 16 zero lanes, the 32 cells, 16 zero lanes
-/// (a tap reads at most 9 cells before or after the board).
-const PAD_CELLS: usize = 64;
-const PAD_BEFORE: usize = 16;
 
 /// True when this CPU runs the bf16 trunk (AVX-512 F and BF16, detected at run time).
 pub fn supported() -> bool {
@@ -201,21 +197,6 @@ enum Out<'a> {
     Residual(&'a mut [f32], &'a mut [u32]),
 }
 
-/// Lanes of a 16-cell half board that a tap with column offset `dx` may read: the cells whose
-/// column plus `dx` stays on the board.
-const fn column_mask(dx: isize) -> u16 {
-    let mut m = 0u16;
-    let mut lane = 0;
-    while lane < 16 {
-        let x = (lane % COLS) as isize + dx;
-        if x >= 0 && x < COLS as isize {
-            m |= 1 << lane;
-        }
-        lane += 1;
-    }
-    m
-}
-
 /// One position's 3x3 convolution `layer` of `input` (pairs), bias, ReLU (after the skip for
 /// [`Out::Residual`]), into `out`.
 ///
@@ -333,39 +314,4 @@ unsafe fn tile<const NT: usize>(layer: &ConvBf16, input: &[u32], out: &mut Out<'
             _mm512_storeu_si512(dst.add(16 * half) as *mut __m512i, both);
         }
     }
-}
-
-/// Multiply-adds a second of this core's `VDPBF16PS` (16 lanes, two products each), on
-/// registers alone: the instruction peak the bf16 pass is measured against. `None` without
-/// AVX-512 BF16.
-pub fn instruction_peak_gflops(seconds: f64) -> Option<f64> {
-    if !supported() {
-        return None;
-    }
-    // SAFETY: the CPU has AVX-512 F and BF16 (checked just above).
-    Some(unsafe { peak_loop(seconds) })
-}
-
-#[target_feature(enable = "avx512f,avx512bf16")]
-unsafe fn peak_loop(seconds: f64) -> f64 {
-    const ACC: usize = 16;
-    const ITERS: u64 = 1 << 16;
-    let a: __m512bh = std::mem::transmute(_mm512_set1_epi32(std::hint::black_box(0x3f80_0000)));
-    let b: __m512bh = std::mem::transmute(_mm512_set1_epi32(std::hint::black_box(0x0000_3f80)));
-    let mut best = 0.0f64;
-    let start = std::time::Instant::now();
-    while start.elapsed().as_secs_f64() < seconds {
-        let mut acc = [_mm512_setzero_ps(); ACC];
-        let t = std::time::Instant::now();
-        for _ in 0..ITERS {
-            for v in acc.iter_mut() {
-                *v = _mm512_dpbf16_ps(*v, a, b);
-            }
-        }
-        let secs = t.elapsed().as_secs_f64();
-        std::hint::black_box(&acc);
-        // 16 lanes x 2 products x 2 FLOPs each.
-        best = best.max((ITERS * ACC as u64 * 64) as f64 / secs / 1e9);
-    }
-    best
 }

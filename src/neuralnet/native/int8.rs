@@ -49,13 +49,9 @@ use std::arch::x86_64::*;
 use rand::SeedableRng;
 
 use super::heads::Heads;
+use super::lanes::{column_mask, PAD_BEFORE, PAD_CELLS};
 use super::Conv;
 use crate::game::features::{CELLS, COLS};
-
-/// Lanes a channel quad of one position takes: 16 zero lanes, the 32 cells, 16 zero lanes
-/// (a tap reads at most 9 cells before or after the board).
-const PAD_CELLS: usize = 64;
-const PAD_BEFORE: usize = 16;
 
 /// Positions the activation scales are calibrated on (see the module docs): random walks of
 /// 0 to 120 plies of the network's variant from a fixed seed, another seed than the gates'
@@ -605,21 +601,6 @@ enum Out<'a> {
     Residual(&'a mut [f32]),
 }
 
-/// Lanes of a 16-cell half board that a tap with column offset `dx` may read: the cells whose
-/// column plus `dx` stays on the board.
-const fn column_mask(dx: isize) -> u16 {
-    let mut m = 0u16;
-    let mut lane = 0;
-    while lane < 16 {
-        let x = (lane % COLS) as isize + dx;
-        if x >= 0 && x < COLS as isize {
-            m |= 1 << lane;
-        }
-        lane += 1;
-    }
-    m
-}
-
 /// One position's 3x3 convolution `layer` of `input` (quads): dequantised, bias, ReLU (after
 /// the skip for [`Out::Residual`]) into `out`, and quantised into `quads` where the layer has
 /// [`ConvI8::requant`].
@@ -782,39 +763,4 @@ unsafe fn tile<const NT: usize, const WIDE: bool>(
             _mm512_storeu_si512(quad.add(16 * half) as *mut __m512i, packed);
         }
     }
-}
-
-/// Operations a second of this core's `VPDPBUSD` (16 lanes, four 8-bit multiply-adds each,
-/// counted as 2 operations each as the FLOP counts are) on registers alone: the instruction
-/// peak the int8 pass is measured against, in GOP/s. `None` without AVX-512 VNNI.
-pub fn instruction_peak_gops(seconds: f64) -> Option<f64> {
-    if !supported() {
-        return None;
-    }
-    // SAFETY: the CPU has AVX-512 F, BW and VNNI (checked just above).
-    Some(unsafe { peak_loop(seconds) })
-}
-
-#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
-unsafe fn peak_loop(seconds: f64) -> f64 {
-    const ACC: usize = 16;
-    const ITERS: u64 = 1 << 16;
-    let a = _mm512_set1_epi32(std::hint::black_box(0x0101_0101));
-    let b = _mm512_set1_epi32(std::hint::black_box(0));
-    let mut best = 0.0f64;
-    let start = std::time::Instant::now();
-    while start.elapsed().as_secs_f64() < seconds {
-        let mut acc = [_mm512_setzero_si512(); ACC];
-        let t = std::time::Instant::now();
-        for _ in 0..ITERS {
-            for v in acc.iter_mut() {
-                *v = _mm512_dpbusd_epi32(*v, a, b);
-            }
-        }
-        let secs = t.elapsed().as_secs_f64();
-        std::hint::black_box(&acc);
-        // 16 lanes x 4 products x 2 operations each.
-        best = best.max((ITERS * ACC as u64 * 128) as f64 / secs / 1e9);
-    }
-    best
 }

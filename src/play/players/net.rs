@@ -107,26 +107,26 @@ fn load_evaluator(
     Ok((Box::new(net), search))
 }
 
-/// The number format a `net:` player judges positions in when its spec names none: bf16
-/// where the Rust pass runs in bf16 (the CPU device, a backend other than `torch`, a CPU with
-/// AVX-512 BF16), f32 elsewhere. Why: there the bf16 pass judges a player's batches 2.7 times
-/// as fast, which bought 2.4 times the simulations a move and won at equal time against the
-/// f32 player, within the accuracy gates of [`crate::neuralnet::agreement`]
-/// (docs/measurements.md, "bf16 in the Rust pass"). libtorch's bf16 is slower than its f32 at
-/// a player's batches, so it is never the default.
+/// The number format a `net:` player judges positions in when its spec names none: where the
+/// Rust pass judges (the CPU device, a backend other than `torch`), int8 on a CPU with AVX-512
+/// VNNI, else bf16 on one with AVX-512 BF16, else f32. Why: each step down in precision gave
+/// the shipped Kiswahili model more simulations a move within the accuracy gates of
+/// [`crate::neuralnet::agreement`], and won at equal time against the step above (bf16 against
+/// f32 140-60, int8 against bf16 115-85; docs/measurements.md, "bf16 in the Rust pass" and
+/// "int8 in the Rust pass"). libtorch's bf16 is slower than its f32 at a player's batches, so
+/// libtorch always judges in f32 by default.
 pub fn default_precision(
     device: crate::neuralnet::DeviceChoice,
     backend: crate::neuralnet::Backend,
 ) -> anyhow::Result<crate::neuralnet::Precision> {
     use crate::neuralnet::{native, Backend, Precision};
-    let bf16 = backend != Backend::Torch
-        && device.resolve()? == tch::Device::Cpu
-        && native::supports(Precision::Bf16);
-    Ok(if bf16 {
-        Precision::Bf16
-    } else {
-        Precision::F32
-    })
+    if backend == Backend::Torch || device.resolve()? != tch::Device::Cpu {
+        return Ok(Precision::F32);
+    }
+    Ok([Precision::Int8, Precision::Bf16]
+        .into_iter()
+        .find(|&p| native::supports(p))
+        .unwrap_or(Precision::F32))
 }
 
 /// Evaluations of one position and of a full leaf batch (`leaves`) before the first move:

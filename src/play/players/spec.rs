@@ -18,9 +18,9 @@
 //! `leaves_per_step=16`, ...; `cpuct` is kept as another name for `c_puct`), checked exactly as
 //! a config is, and applied over the settings the checkpoint was trained with. So a search
 //! experiment is a list of specs that differ in one option. `device=cuda:N` names a GPU (the
-//! `:N` stays with the device); `precision=bf16` judges positions in bf16 and `precision=f32`
-//! in f32 (see [`crate::neuralnet::Precision`]; without it, bf16 where the Rust pass runs in
-//! bf16, see [`super::net::default_precision`]); `backend=torch` runs the forward pass in
+//! `:N` stays with the device); `precision=int8|bf16|f32` names the number format
+//! positions are judged in (see [`crate::neuralnet::Precision`]; without it, the lowest the
+//! Rust pass runs on this CPU, see [`super::net::default_precision`]); `backend=torch` runs the forward pass in
 //! libtorch where the Rust one would run by default (see [`crate::neuralnet::Backend`]).
 //!
 //! Options are `key=value` segments after `:`; a spec's [`Display`](std::fmt::Display) is its
