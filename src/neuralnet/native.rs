@@ -464,20 +464,26 @@ impl NativeNet {
         linear(&self.value_fc1, &s.value_features, &mut s.value_hidden, n);
         relu(&mut s.value_hidden);
         linear(&self.value_fc2, &s.value_hidden, values, n);
-        values.iter_mut().for_each(|v| *v = v.tanh());
-        for ((logits, p), &mask) in s
-            .logits
-            .chunks_exact(ACTIONS)
-            .zip(policy.chunks_exact_mut(ACTIONS))
-            .zip(masks)
-        {
-            masked_softmax(logits, mask, p);
-        }
+        outputs(&s.logits, masks, policy, values);
     }
 }
 
 fn relu(x: &mut [f32]) {
     x.iter_mut().for_each(|v| *v = v.max(0.0));
+}
+
+/// The network's outputs from its heads' last layers, as every pass returns them: `values`
+/// (pre-activation) through tanh in place, and each position's policy `logits` as a softmax
+/// over its legal moves (`masks`) into `policy`.
+fn outputs(logits: &[f32], masks: &[u64], policy: &mut [f32], values: &mut [f32]) {
+    values.iter_mut().for_each(|v| *v = v.tanh());
+    for ((logits, p), &mask) in logits
+        .chunks_exact(ACTIONS)
+        .zip(policy.chunks_exact_mut(ACTIONS))
+        .zip(masks)
+    {
+        masked_softmax(logits, mask, p);
+    }
 }
 
 /// `out = input x layer + bias` for `n` positions' `[n * CELLS, c_in]` activations (a 3x3

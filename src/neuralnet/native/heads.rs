@@ -6,7 +6,7 @@
 //! the error it adds. The trunk they read is f32 too (the low-precision passes keep their
 //! residual stream in f32).
 
-use super::{masked_softmax, matmul_bias, Conv, Linear};
+use super::{matmul_bias, outputs, relu, Conv, Linear};
 use crate::game::features::CELLS;
 use crate::game::ACTIONS;
 
@@ -140,7 +140,7 @@ impl Heads {
             fc1.inputs,
             fc1.outputs,
         );
-        s.value_hidden.iter_mut().for_each(|v| *v = v.max(0.0));
+        relu(&mut s.value_hidden);
         matmul_bias(
             &s.value_hidden,
             &fc2.weight,
@@ -150,14 +150,6 @@ impl Heads {
             fc2.inputs,
             fc2.outputs,
         );
-        values.iter_mut().for_each(|v| *v = v.tanh());
-        for ((logits, p), &mask) in s
-            .logits
-            .chunks_exact(ACTIONS)
-            .zip(policy.chunks_exact_mut(ACTIONS))
-            .zip(masks)
-        {
-            masked_softmax(logits, mask, p);
-        }
+        outputs(&s.logits, masks, policy, values);
     }
 }
