@@ -84,6 +84,27 @@ fn variant_configs_train_their_player_from_nothing() {
     }
 }
 
+/// `--set` re-serializes the config to apply its overrides; nothing else may change on the
+/// way. Raising the generations of the Kiswahili run once turned its gauntlet's `alphabeta`
+/// (no limit: the gauntlet's 200 ms) into `alphabeta:depth=10`, its default fixed depth.
+#[test]
+fn set_overrides_change_only_their_keys() {
+    use bao::training::runconfig::RunConfig;
+    for name in ["kiswahili", "kujifunza", "kujifunza-quick"] {
+        let path = format!("{}/configs/{name}.toml", env!("CARGO_MANIFEST_DIR"));
+        let path = std::path::Path::new(&path);
+        let plain = RunConfig::load(path).unwrap();
+        let mut set = RunConfig::load_with_overrides(path, &["train.generations=987".into()])
+            .unwrap_or_else(|e| panic!("{name}: {e:#}"));
+        assert_eq!(set.train.generations, 987, "{name}");
+        set.train.generations = plain.train.generations;
+        assert_eq!(
+            set, plain,
+            "{name}: --set train.generations changed other keys"
+        );
+    }
+}
+
 /// Every experiment config (configs/experiments/*.toml) still parses and validates, and opens
 /// with a comment saying what it tested.
 #[test]

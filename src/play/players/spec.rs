@@ -421,9 +421,22 @@ fn unknown(kind: &str, key: &str, known: &str, fail: &dyn Fn(String) -> SpecErro
 
 /// A spec in a config file (`[eval] baselines`) is its text, parsed (and refused) like one
 /// given on the command line.
+///
+/// It is written as given, with no default limit filled in, so that it parses back to itself:
+/// a config re-serialized to apply `--set` overrides must keep "no limit" (which a gauntlet or
+/// `--movetime` fills with its own time), not turn it into the fixed default budget.
 impl serde::Serialize for PlayerSpec {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
+        s.collect_str(&Literal(self))
+    }
+}
+
+/// A spec's text as given (see [`PlayerSpec`]'s `Serialize`).
+struct Literal<'a>(&'a PlayerSpec);
+
+impl fmt::Display for Literal<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.write(f, false)
     }
 }
 
@@ -435,8 +448,17 @@ impl<'de> serde::Deserialize<'de> for PlayerSpec {
     }
 }
 
+/// The canonical spec, as tables and results name a player: a spec with no limit shows the
+/// default one it plays with (`alphabeta:depth=10`, `net:M:sims=200`).
 impl fmt::Display for PlayerSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.write(f, true)
+    }
+}
+
+impl PlayerSpec {
+    /// The spec's text; `canonical`: with the default limit written out where none is set.
+    fn write(&self, f: &mut fmt::Formatter<'_>, canonical: bool) -> fmt::Result {
         fn opt<T: fmt::Display>(
             f: &mut fmt::Formatter<'_>,
             key: &str,
@@ -458,7 +480,7 @@ impl fmt::Display for PlayerSpec {
             }
             PlayerSpec::AlphaBeta(p) => {
                 f.write_str("alphabeta")?;
-                if p.depth.is_none() && p.ms.is_none() {
+                if canonical && p.depth.is_none() && p.ms.is_none() {
                     write!(f, ":depth={}", AlphaBetaParams::DEFAULT_DEPTH)?;
                 }
                 opt(f, "depth", &p.depth)?;
@@ -467,7 +489,7 @@ impl fmt::Display for PlayerSpec {
             }
             PlayerSpec::Mcts(p) => {
                 f.write_str("mcts")?;
-                if p.ms.is_none() {
+                if canonical && p.ms.is_none() {
                     write!(f, ":sims={}", p.sims())?;
                 } else {
                     opt(f, "sims", &p.sims)?;
@@ -478,7 +500,7 @@ impl fmt::Display for PlayerSpec {
             }
             PlayerSpec::Net(p) => {
                 write!(f, "net:{}", p.path.display())?;
-                if p.ms.is_none() {
+                if canonical && p.ms.is_none() {
                     write!(f, ":sims={}", p.sims())?;
                 } else {
                     opt(f, "sims", &p.sims)?;
@@ -620,6 +642,47 @@ mod tests {
         assert_eq!(
             p("net:x.safetensors").to_string(),
             "net:x.safetensors:sims=200"
+        );
+    }
+
+    /// A config re-serialized to apply `--set` overrides must read its specs back unchanged:
+    /// a spec with no limit stays without one, so a gauntlet's or `--movetime`'s time still
+    /// applies (it once came back as the default budget, and a resumed gauntlet played
+    /// `alphabeta:depth=10` instead of `alphabeta:ms=200`).
+    #[test]
+    fn serializes_as_given_and_parses_back_to_itself() {
+        #[derive(serde::Serialize, serde::Deserialize)]
+        struct Config {
+            players: Vec<PlayerSpec>,
+        }
+        let specs = [
+            "alphabeta",
+            "mcts",
+            "net:x.safetensors",
+            "alphabeta:depth=4",
+            "net:x.safetensors:ms=5",
+        ];
+        let config = Config {
+            players: specs.iter().map(|s| p(s)).collect(),
+        };
+        let text = toml::to_string(&config).unwrap();
+        assert!(text.contains("\"alphabeta\""), "{text}");
+        let back: Config = toml::from_str(&text).unwrap();
+        assert_eq!(back.players, config.players);
+        let timed: Vec<String> = back
+            .players
+            .iter()
+            .map(|s| s.with_default_movetime(200).to_string())
+            .collect();
+        assert_eq!(
+            timed,
+            [
+                "alphabeta:ms=200",
+                "mcts:ms=200",
+                "net:x.safetensors:ms=200",
+                "alphabeta:depth=4",
+                "net:x.safetensors:ms=5"
+            ]
         );
     }
 
