@@ -9,10 +9,10 @@
 //! AVX-512 BF16, detected at run time) judges them 2.7 times as fast as in f32, within the
 //! accuracy gates of [`super::agreement`]; so a `net:` player judges in bf16 by default where
 //! that pass runs and int8 does not (`play::players::net::default_precision`), and in f32
-//! where neither runs (where there is no bf16 unit, bf16 is emulated and slower). Training and checkpoints stay f32: a
-//! bf16 copy is made for inference only, and it refuses to be saved, copied, grown or trained
-//! (see [`super::Network::set_inference_precision`]); the Rust pass rounds its own copy of the
-//! f32 weights at load.
+//! where neither runs (where there is no bf16 unit, bf16 is emulated and slower). Training
+//! and checkpoints stay f32: a bf16 copy is made for inference only, and it refuses to be
+//! saved, copied, grown or trained (see [`super::Network::set_inference_precision`]); the Rust
+//! pass rounds its own copy of the f32 weights at load.
 //!
 //! Why int8: `VPDPBUSD` (AVX-512 VNNI) does four 8-bit multiply-adds per 32-bit lane where
 //! `VDPBF16PS` does two, so the Rust pass in int8 ([`super::native`]'s `int8` module: weights

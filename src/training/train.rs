@@ -125,15 +125,15 @@ fn earlier_student(dir: &RunDir, g: u32) -> anyhow::Result<Option<PathBuf>> {
 /// The stages after generation `g`, each skipped where its output exists: the student
 /// (`[distill]`), then the gauntlet of the run's player (the student, else generation `g`).
 /// Nothing else runs meanwhile, so the gauntlet's clocks are not shared. `cpu_secs`: the run's
-/// CPU seconds so far. `commit` records them in `state.json` after each stage, so that a kill
+/// CPU seconds so far, recorded in `state` and `state.json` after each stage, so that a kill
 /// during the gauntlet keeps the student's CPU time in the run's count (on resume a finished
 /// student is not made again, so its time could not be counted again).
 fn stages(
     config: &RunConfig,
     dir: &RunDir,
     g: u32,
+    state: &mut RunState,
     cpu_secs: impl Fn() -> f64,
-    commit: &mut dyn FnMut() -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     let mut player = dir.model(g);
     if let Some(d) = &config.distill {
@@ -168,23 +168,24 @@ fn stages(
                 record.cpu_secs,
                 student.model().display()
             );
-            commit()?;
+            state.cpu_secs = cpu_secs();
+            write_state(dir, state)?;
         }
     }
     if let Some(gc) = &config.gauntlet {
         let spent = cpu_secs() - gauntlet_cpu_secs(&dir.0)?;
         gauntlet::play(gc, config.variant, &dir.0, g, &player, spent / 3600.0)?;
-        commit()?;
+        state.cpu_secs = cpu_secs();
+        write_state(dir, state)?;
     }
     Ok(())
 }
 
-/// Records the run's CPU seconds so far in `state.json` (its generation unchanged).
-fn commit_cpu(dir: &RunDir, state: &mut RunState, cpu_secs: f64) -> anyhow::Result<()> {
-    state.cpu_secs = cpu_secs;
+/// Writes `state.json`, the run's commit point (atomically, as every run file is written).
+fn write_state(dir: &RunDir, state: &RunState) -> anyhow::Result<()> {
     write_bytes(
         &dir.state(),
-        serde_json::to_string_pretty(&*state)?.as_bytes(),
+        serde_json::to_string_pretty(state)?.as_bytes(),
     )
 }
 
@@ -332,10 +333,7 @@ pub fn train_with(
             init: init.map(|p| p.display().to_string()),
             ..RunState::default()
         };
-        write_bytes(
-            &dir.state(),
-            serde_json::to_string_pretty(&state)?.as_bytes(),
-        )?;
+        write_state(&dir, &state)?;
         (state, learner)
     };
     let mut learner = learner;
@@ -352,9 +350,7 @@ pub fn train_with(
     let cpu_now = || cpu_base + cputime::process_secs();
     // Stages a killed sitting left unfinished (their outputs are written last).
     for g in (1..=state.generation).filter(|&g| stage_due(&config, g)) {
-        stages(&config, &dir, g, cpu_now, &mut || {
-            commit_cpu(&dir, &mut state, cpu_now())
-        })?;
+        stages(&config, &dir, g, &mut state, cpu_now)?;
     }
     let target = config.train.generations;
     std::thread::scope(|scope| -> anyhow::Result<()> {
@@ -410,16 +406,11 @@ pub fn train_with(
             history.push(metrics.clone());
             plot_curve(&dir.0.join("curve.svg"), &history)?;
             // Commit point: everything of generation g is on disk before state.json says so.
-            write_bytes(
-                &dir.state(),
-                serde_json::to_string_pretty(&state)?.as_bytes(),
-            )?;
+            write_state(&dir, &state)?;
             println!("{}", summary(&metrics));
             if stage_due(&config, g) {
                 // The stages' time counts too.
-                stages(&config, &dir, g, cpu_now, &mut || {
-                    commit_cpu(&dir, &mut state, cpu_now())
-                })?;
+                stages(&config, &dir, g, &mut state, cpu_now)?;
             }
         }
         Ok(())

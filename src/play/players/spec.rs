@@ -20,8 +20,9 @@
 //! experiment is a list of specs that differ in one option. `device=cuda:N` names a GPU (the
 //! `:N` stays with the device); `precision=int8|bf16|f32` names the number format
 //! positions are judged in (see [`crate::neuralnet::Precision`]; without it, the lowest the
-//! Rust pass runs on this CPU, see [`super::net::default_precision`]); `backend=torch` runs the forward pass in
-//! libtorch where the Rust one would run by default (see [`crate::neuralnet::Backend`]).
+//! Rust pass runs on this CPU, see [`super::net::default_precision`]); `backend=torch` runs
+//! the forward pass in libtorch where the Rust one would run by default (see
+//! [`crate::neuralnet::Backend`]).
 //!
 //! Options are `key=value` segments after `:`; a spec's [`Display`](std::fmt::Display) is its
 //! canonical text (options in a fixed order), which is also the player's name in tables.
