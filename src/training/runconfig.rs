@@ -48,6 +48,12 @@ pub struct TrainConfig {
     /// increasing, the first from 1), e.g. `[[1, 0.002], [30, 0.0006], [60, 0.0002]]`.
     /// When given, it replaces `[optimizer] learning_rate` and the single drop above.
     pub lr_schedule: Vec<(u32, f64)>,
+    /// Self-play's search budget by generation: `[[from generation, sims, cheap_sims], ...]`
+    /// (generations increasing), replacing `[selfplay] sims` and `cheap_sims` from each step
+    /// on (before the first, they hold). A network that has outgrown a small search learns
+    /// little more from its targets: the Kiswahili run's teacher stopped gaining at 64
+    /// simulations and gained again at 128 (docs/training.md).
+    pub sims_schedule: Vec<(u32, usize, usize)>,
     /// Solver-labelled positions mixed into every minibatch: a directory of label shards
     /// written by `bao label` (relative to where `bao train` runs), or none. Read when a run
     /// starts or resumes: adding labels to it mid-run changes what the rest of the run draws.
@@ -84,6 +90,7 @@ impl Default for TrainConfig {
             lr_drop_generation: u32::MAX,
             lr_drop: 0.1,
             lr_schedule: Vec::new(),
+            sims_schedule: Vec::new(),
             labels: None,
             labels_fraction: 0.0,
             mirror: true,
@@ -313,6 +320,19 @@ impl RunConfig {
                 "train.lr_schedule",
                 || "[train] lr_schedule: rates must be > 0".into(),
             )?;
+        }
+        ensure_key(
+            t.sims_schedule.first().is_none_or(|s| s.0 >= 1)
+                && t.sims_schedule.windows(2).all(|w| w[0].0 < w[1].0),
+            "train.sims_schedule",
+            || {
+                "[train] sims_schedule: generations must increase from 1 on, e.g. [[200, 128, 32]]"
+                    .into()
+            },
+        )?;
+        for &(_, sims, cheap) in &t.sims_schedule {
+            check_range("train.sims_schedule", sims, 1, SelfplayConfig::MAX_SIMS)?;
+            check_range("train.sims_schedule", cheap, 1, SelfplayConfig::MAX_SIMS)?;
         }
         ensure_key(
             t.window_alpha > 0.0 && t.window_alpha <= 1.0 && t.window_beta > 0.0,

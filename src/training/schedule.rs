@@ -139,9 +139,23 @@ impl<'a> Schedule<'a> {
     /// the same generation.
     pub fn selfplay(&self, g: u32, round: u32) -> SelfplayRunConfig {
         let mut sp = self.config.selfplay_config();
+        (sp.selfplay.sims, sp.selfplay.cheap_sims) = self.selfplay_sims(g);
         sp.selfplay.seed = seeds::derive(self.seed(g, Stream::Selfplay), round as u64);
         sp.selfplay.generation = g;
         sp
+    }
+
+    /// Simulations of generation `g`'s full and cheap searches: the `sims_schedule` step it
+    /// falls in, else `[selfplay] sims` and `cheap_sims`.
+    pub fn selfplay_sims(&self, g: u32) -> (usize, usize) {
+        let sp = &self.config.selfplay;
+        self.config
+            .train
+            .sims_schedule
+            .iter()
+            .rev()
+            .find(|s| s.0 <= g)
+            .map_or((sp.sims, sp.cheap_sims), |&(_, sims, cheap)| (sims, cheap))
     }
 
     /// The seed of a new run's initial weights ([`crate::neuralnet::Network::new_seeded`]),
@@ -191,6 +205,40 @@ mod tests {
         let mut bad = stepped.clone();
         bad.train.lr_schedule = vec![(3, 0.1), (2, 0.1)];
         assert!(bad.validate().is_err());
+    }
+
+    #[test]
+    fn self_play_simulations_follow_the_sims_schedule() {
+        let c = config(
+            "[selfplay]\nsims = 64\ncheap_sims = 16\n\
+             [train]\nsims_schedule = [[3, 128, 32], [5, 256, 48]]\n",
+        );
+        assert!(c.validate().is_ok());
+        let s = Schedule::new(&c);
+        let sims: Vec<(usize, usize)> = (1..=6).map(|g| s.selfplay_sims(g)).collect();
+        assert_eq!(
+            sims,
+            vec![
+                (64, 16),
+                (64, 16),
+                (128, 32),
+                (128, 32),
+                (256, 48),
+                (256, 48)
+            ]
+        );
+        let sp = s.selfplay(4, 0).selfplay;
+        assert_eq!((sp.sims, sp.cheap_sims), (128, 32));
+        for bad in [
+            "[[5, 128, 32], [3, 256, 48]]",
+            "[[0, 128, 32]]",
+            "[[3, 0, 32]]",
+            "[[3, 128, 0]]",
+        ] {
+            let c = config(&format!("[train]\nsims_schedule = {bad}\n"));
+            let e = format!("{:#}", c.validate().unwrap_err());
+            assert!(e.contains("sims_schedule"), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -196,6 +196,10 @@ pub fn run_worker(store: &Store, opts: &WorkerOptions) -> anyhow::Result<WorkerS
             current = Some((latest, ev, seq));
         }
         let (latest, ev, seq) = current.as_mut().expect("set above");
+        // The games of generation G's network train generation G + 1.
+        (sp.selfplay.sims, sp.selfplay.cheap_sims) =
+            crate::training::schedule::Schedule::new(&run.config)
+                .selfplay_sims(latest.generation + 1);
         sp.selfplay.generation = latest.generation;
         sp.selfplay.seed = worker_seed(&opts.worker_id, latest.generation, *seq);
         let r = play_and_upload(
