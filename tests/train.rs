@@ -764,3 +764,61 @@ fn set_overrides_a_config_key_and_a_resume_keeps_it() {
         "a resume keeps its --set"
     );
 }
+
+/// `bao run cost`: a run's CPU time by stage, and self-play by stretch of equal search, read
+/// with the overrides the run was started with (here a `sims_schedule` given by `--set`).
+#[test]
+fn a_runs_cost_is_read_by_stage_and_by_stretch_of_equal_search() {
+    use bao::training::cost::run_cost;
+    use bao::training::history::read_metrics;
+    use bao::training::train::{committed_cpu_secs, train_with};
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = write_config(tmp.path(), CONFIG);
+    let run = tmp.path().join("run");
+    let set = vec!["train.sims_schedule=[[2, 12, 4]]".to_string()];
+    assert_eq!(train_with(&cfg, &set, &run, None).unwrap().len(), 2);
+
+    let cost = run_cost(&run).unwrap();
+    let metrics = read_metrics(&run).unwrap();
+    assert_eq!(cost.generations, 2);
+    assert_eq!(cost.total_cpu_secs, committed_cpu_secs(&run).unwrap());
+    let stretches: Vec<(u32, u32, usize, usize, u64)> = cost
+        .stretches
+        .iter()
+        .map(|s| (s.first, s.last, s.sims, s.cheap_sims, s.positions))
+        .collect();
+    assert_eq!(
+        stretches,
+        vec![
+            (1, 1, 8, 4, metrics[0].selfplay_positions),
+            (2, 2, 12, 4, metrics[1].selfplay_positions)
+        ],
+        "[selfplay] sims, then the --set schedule's step"
+    );
+    assert!(cost.selfplay_cpu_secs > 0.0 && cost.train_cpu_secs > 0.0);
+    let parts = cost.selfplay_cpu_secs
+        + cost.train_cpu_secs
+        + cost.eval_cpu_secs
+        + cost.distill_cpu_secs
+        + cost.gauntlet_cpu_secs;
+    assert!(
+        parts <= cost.total_cpu_secs * (1.0 + 1e-9),
+        "{parts} > {}",
+        cost.total_cpu_secs
+    );
+    assert_eq!((cost.students, cost.gauntlet_points), (0, 0));
+
+    let dir = run.to_str().unwrap();
+    let (ok, out, err) = common::run_bao(&["run", "cost", dir]);
+    assert!(ok, "{err}");
+    assert!(
+        out.starts_with("2 generations") && out.contains("12/4"),
+        "{out}"
+    );
+    let (ok, out, err) = common::run_bao(&["run", "cost", "--json", dir]);
+    assert!(ok, "{err}");
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(json["stretches"][1]["sims"], 12, "{json}");
+    let (ok, _, err) = common::run_bao(&["run", "cost", tmp.path().to_str().unwrap()]);
+    assert!(!ok && err.contains("no state.json"), "{err}");
+}

@@ -46,7 +46,8 @@ pub enum Command {
     Learn(learn::Args),
     /// Run the whole AlphaZero loop from a config.
     Train(train::Args),
-    /// Fleet runs in object storage: `bao run status ROOT`.
+    /// Look at a run: a fleet's progress in object storage (`bao run status ROOT`), where a
+    /// local run's CPU time went (`bao run cost RUN`).
     Run(run::Args),
     /// Play a tournament between players and report Elo (`--sweep` for a parameter grid).
     Eval(eval::Args),

@@ -3,8 +3,9 @@
 //! ([`train`]) and its history, labels from the solver or a teacher ([`label`]),
 //! distillation into a smaller network ([`distill`]), the equal-time strength curve
 //! ([`gauntlet`]) and the fleet that runs the same loop
-//! over object storage ([`fleet`]).
+//! over object storage ([`fleet`]); where a run's CPU time went ([`cost`]).
 
+pub mod cost;
 pub mod distill;
 pub mod fleet;
 pub mod gauntlet;

@@ -237,6 +237,33 @@ fn run_overrides(dir: &RunDir, given: &[String]) -> anyhow::Result<Vec<String>> 
     Ok(given.to_vec())
 }
 
+/// The config the run in `run_dir` plays: its saved `config.toml` with the overrides it was
+/// started with.
+pub fn run_config(run_dir: &Path) -> anyhow::Result<RunConfig> {
+    let dir = RunDir(run_dir.to_path_buf());
+    anyhow::ensure!(
+        dir.state().exists(),
+        "{} is not a bao run directory (no state.json)",
+        run_dir.display()
+    );
+    let overrides = run_overrides(&dir, &[])?;
+    RunConfig::load_with_overrides(&dir.0.join("config.toml"), &overrides)
+        .with_context(|| format!("{} is not a readable bao run directory", run_dir.display()))
+}
+
+/// CPU seconds of the run in `run_dir`'s committed work (its generations and the stages after
+/// them), all sittings together: `state.json`'s count.
+pub fn committed_cpu_secs(run_dir: &Path) -> anyhow::Result<f64> {
+    Ok(read_state(&RunDir(run_dir.to_path_buf()))?.cpu_secs)
+}
+
+fn read_state(dir: &RunDir) -> anyhow::Result<RunState> {
+    let text = std::fs::read_to_string(dir.state())
+        .with_context(|| format!("cannot read {}", dir.state().display()))?;
+    serde_json::from_str(&text)
+        .with_context(|| format!("corrupt run state {}", dir.state().display()))
+}
+
 /// Runs (or resumes) the loop in `run_dir`. Returns every generation's metrics.
 ///
 /// A new run starts from a randomly initialised network, or from the checkpoint `init` (its
@@ -299,9 +326,7 @@ pub fn train_with(
                 saved_config.display()
             );
         }
-        let text = std::fs::read_to_string(dir.state())?;
-        let state: RunState = serde_json::from_str(&text)
-            .with_context(|| format!("corrupt run state {}", dir.state().display()))?;
+        let state = read_state(&dir)?;
         let learner = Learner::resume(
             &dir.model(state.generation),
             device,
