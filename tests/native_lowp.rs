@@ -197,3 +197,44 @@ fn int8_has_no_libtorch_pass() {
         "libtorch's calls"
     );
 }
+
+/// `bao bench net --gate N --gate-models M`: the agreement gate on the checkpoint a user names
+/// (a run's student, before it is played in a low precision), on positions of its own variant
+/// and on no other model; a missing checkpoint is refused before any timing.
+#[test]
+fn bench_net_gates_the_checkpoints_it_is_given() {
+    let model = concat!(env!("CARGO_MANIFEST_DIR"), "/models/kujifunza.safetensors");
+    let bench = |models: &str| {
+        common::run_bao(&[
+            "bench",
+            "net",
+            "--presets",
+            "tiny",
+            "--batches",
+            "8",
+            "--seconds",
+            "0.01",
+            "--backends",
+            "native",
+            "--precision",
+            "f32,bf16",
+            "--gate",
+            "50",
+            "--gate-models",
+            models,
+        ])
+    };
+    let (ok, out, err) = bench(model);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains(&format!("gate {model} (kujifunza) bf16 native")),
+        "{out}"
+    );
+    assert!(!out.contains("kiswahili"), "only the model named: {out}");
+    let (ok, out, err) = bench("models/no-such.safetensors");
+    assert!(
+        !ok && err.contains("--gate-models: models/no-such.safetensors"),
+        "{err}"
+    );
+    assert!(!out.contains("tiny"), "refused before any timing: {out}");
+}

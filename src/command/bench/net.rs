@@ -13,11 +13,13 @@
 //! instruction (f32 FMA, `VDPBF16PS`, or `VPDPBUSD`) on registers alone, libtorch's against
 //! the matmul. For int8 the GFLOP/s column counts integer operations (GOP/s), 2 a
 //! multiply-add as for floats.
-//! `--gate N` checks the low-precision passes against f32 on the shipped models.
+//! `--gate N` checks the low-precision passes against f32 on the shipped models, or on the
+//! checkpoints `--gate-models` names (a run's students, before they are played in int8).
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use anyhow::Context;
 use tch::{Device, Kind, Tensor};
 
 use crate::game::{Variant, ACTIONS};
@@ -63,11 +65,23 @@ pub struct Args {
     /// positions of each variant; 0 leaves it out.
     #[arg(long, default_value_t = 0)]
     pub gate: usize,
+    /// The checkpoints `--gate` checks (comma-separated), each on positions of its own variant.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "models/kiswahili.safetensors,models/kujifunza.safetensors"
+    )]
+    pub gate_models: Vec<PathBuf>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     neuralnet::configure_thread_pools(args.threads, args.interop);
     let device = args.device.resolve()?;
+    if args.gate > 0 {
+        if let Some(missing) = args.gate_models.iter().find(|p| !p.is_file()) {
+            anyhow::bail!("--gate-models: {} is not a file", missing.display());
+        }
+    }
     anyhow::ensure!(
         args.seconds > 0.0 && args.seconds.is_finite(),
         "--seconds must be > 0"
@@ -179,37 +193,39 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `--gate`: each precision other than f32 against f32 on the shipped models, on the
+/// `--gate`: each precision other than f32 against f32 on each of `--gate-models`, on the
 /// backends asked for, in a player's batches of 8.
 fn gate(args: &Args) -> anyhow::Result<()> {
     use crate::neuralnet::agreement::{agreement, gate_positions};
     println!();
-    for variant in [Variant::Kiswahili, Variant::Kujifunza] {
-        let path = std::path::PathBuf::from(format!("models/{variant}.safetensors"));
-        if !path.is_file() {
-            println!("gate {variant}: {} not found, skipped", path.display());
-            continue;
-        }
+    for path in &args.gate_models {
+        let variant = Network::load(path, Device::Cpu)
+            .with_context(|| format!("--gate-models: cannot load {}", path.display()))?
+            .variant();
         let positions = gate_positions(variant, args.gate);
         for (precision, backend) in super::pass_variants(&args.precision, &args.backends) {
             if precision == Precision::F32 {
                 continue;
             }
             let load = |p: Precision| -> anyhow::Result<NetEvaluator> {
-                NetEvaluator::load_for(&path, variant, DeviceChoice::Cpu)?
+                NetEvaluator::load_for(path, variant, DeviceChoice::Cpu)?
                     .with_precision(p)?
                     .with_backend(backend)
             };
             let (mut reference, mut other) = match (load(Precision::F32), load(precision)) {
                 (Ok(r), Ok(o)) => (r, o),
                 (Err(e), _) | (_, Err(e)) => {
-                    println!("gate {variant} {precision} {backend}: skipped ({e:#})");
+                    println!(
+                        "gate {} ({variant}) {precision} {backend}: skipped ({e:#})",
+                        path.display()
+                    );
                     continue;
                 }
             };
             let a = agreement(&mut reference, &mut other, &positions, 8)?;
             println!(
-                "gate {variant} {} {backend} against f32: {a}: {}",
+                "gate {} ({variant}) {} {backend} against f32: {a}: {}",
+                path.display(),
                 other.precision_for(8),
                 if a.passes() { "passes" } else { "FAILS" }
             );
