@@ -237,4 +237,11 @@ fn bench_net_gates_the_checkpoints_it_is_given() {
         "{err}"
     );
     assert!(!out.contains("tiny"), "refused before any timing: {out}");
+    let not_a_model = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
+    let (ok, out, err) = bench(not_a_model);
+    assert!(
+        !ok && err.contains("--gate-models: cannot load") && err.contains("Cargo.toml"),
+        "{err}"
+    );
+    assert!(!out.contains("tiny"), "refused before any timing: {out}");
 }

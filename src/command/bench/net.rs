@@ -77,11 +77,25 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<()> {
     neuralnet::configure_thread_pools(args.threads, args.interop);
     let device = args.device.resolve()?;
-    if args.gate > 0 {
-        if let Some(missing) = args.gate_models.iter().find(|p| !p.is_file()) {
-            anyhow::bail!("--gate-models: {} is not a file", missing.display());
-        }
-    }
+    // Each checkpoint to gate, with its variant: read before any timing, so a bad one is
+    // refused before the work.
+    let gated: Vec<(&PathBuf, Variant)> = if args.gate > 0 {
+        args.gate_models
+            .iter()
+            .map(|path| {
+                anyhow::ensure!(
+                    path.is_file(),
+                    "--gate-models: {} is not a file",
+                    path.display()
+                );
+                let net = Network::load(path, Device::Cpu)
+                    .with_context(|| format!("--gate-models: cannot load {}", path.display()))?;
+                Ok((path, net.variant()))
+            })
+            .collect::<anyhow::Result<_>>()?
+    } else {
+        Vec::new()
+    };
     anyhow::ensure!(
         args.seconds > 0.0 && args.seconds.is_finite(),
         "--seconds must be > 0"
@@ -188,20 +202,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     bar.finish_and_clear();
     if args.gate > 0 {
-        gate(&args)?;
+        gate(&args, &gated)?;
     }
     Ok(())
 }
 
-/// `--gate`: each precision other than f32 against f32 on each of `--gate-models`, on the
-/// backends asked for, in a player's batches of 8.
-fn gate(args: &Args) -> anyhow::Result<()> {
+/// `--gate`: each precision other than f32 against f32 on each checkpoint of `--gate-models`
+/// (with its variant), on the backends asked for, in a player's batches of 8.
+fn gate(args: &Args, gated: &[(&PathBuf, Variant)]) -> anyhow::Result<()> {
     use crate::neuralnet::agreement::{agreement, gate_positions};
     println!();
-    for path in &args.gate_models {
-        let variant = Network::load(path, Device::Cpu)
-            .with_context(|| format!("--gate-models: cannot load {}", path.display()))?
-            .variant();
+    for &(path, variant) in gated {
         let positions = gate_positions(variant, args.gate);
         for (precision, backend) in super::pass_variants(&args.precision, &args.backends) {
             if precision == Precision::F32 {
