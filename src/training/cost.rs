@@ -9,11 +9,10 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::training::distill::StudentDir;
 use crate::training::gauntlet;
 use crate::training::history::read_metrics;
-use crate::training::schedule::{generation_name, Schedule};
-use crate::training::train::{committed_cpu_secs, run_config};
+use crate::training::schedule::Schedule;
+use crate::training::train::{committed_cpu_secs, finished_students, run_config};
 
 /// Generations in a row whose self-play searched with the same simulations.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -107,8 +106,7 @@ pub fn run_cost(run: &Path) -> anyhow::Result<RunCost> {
             }),
         }
     }
-    for g in 1..=cost.generations {
-        let student = StudentDir(run.join("students").join(generation_name(g)));
+    for student in finished_students(run)? {
         if let Some(record) = student.record()? {
             cost.students += 1;
             cost.distill_cpu_secs += record.cpu_secs;

@@ -680,19 +680,25 @@ fn baseline_matches(
     Ok(vs)
 }
 
-/// The newest finished student of the run in `run` (the run's player), if any.
-pub fn latest_student(run: &Path) -> anyhow::Result<Option<PathBuf>> {
+/// The finished students of the run in `run` (those whose stage wrote `done.json`), oldest
+/// first.
+pub fn finished_students(run: &Path) -> anyhow::Result<Vec<StudentDir>> {
     let dir = run.join("students");
-    let mut done: Vec<PathBuf> = match std::fs::read_dir(&dir) {
+    let mut done: Vec<StudentDir> = match std::fs::read_dir(&dir) {
         Ok(entries) => entries
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.join("done.json").exists())
+            .filter_map(|e| e.ok().map(|e| StudentDir(e.path())))
+            .filter(|s| s.done().exists())
             .collect(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(e).context(format!("cannot list {}", dir.display())),
     };
-    done.sort();
-    Ok(done.pop().map(|d| StudentDir(d).model()))
+    done.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(done)
+}
+
+/// The newest finished student of the run in `run` (the run's player), if any.
+pub fn latest_student(run: &Path) -> anyhow::Result<Option<PathBuf>> {
+    Ok(finished_students(run)?.pop().map(|s| s.model()))
 }
 
 /// True when `dir` exists and holds anything but a run lock file.
