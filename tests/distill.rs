@@ -227,6 +227,22 @@ fn bao_learn_starts_a_student_of_the_stated_size_from_a_teacher() {
     assert_eq!(net.search_params(), Some(&search));
     assert_eq!(net.lineage().parent.as_deref(), Some(teacher_s.as_str()));
 
+    // Trained on from an earlier student, its lineage names the newer teacher it learned from.
+    let newer = tmp.path().join("newer.safetensors");
+    for ext in ["safetensors", "json"] {
+        std::fs::copy(teacher_path.with_extension(ext), newer.with_extension(ext)).unwrap();
+    }
+    let newer_s = s(&newer);
+    let (ok, stdout, stderr) = learn(&student_s, &["--teacher", &newer_s]);
+    assert!(ok, "{stdout}\n{stderr}");
+    let net = Network::load(&student, Device::Cpu).unwrap();
+    assert_eq!(net.lineage().parent.as_deref(), Some(newer_s.as_str()));
+    assert_eq!(
+        net.lineage().step,
+        10,
+        "steps count on from the earlier student"
+    );
+
     let saved = std::fs::read(&student).unwrap();
     for (extra, says) in [
         (

@@ -91,16 +91,19 @@ pub fn learn(args: &LearnOptions) -> anyhow::Result<Learned> {
                     .as_ref()
                     .and_then(|t| t.search_params().cloned()),
             );
-            let mut learner = Learner::new(net, config)?;
-            // Its lineage names the teacher: the checkpoint it learned from.
-            learner.set_lineage(0, args.teacher.as_ref().map(|t| t.display().to_string()));
-            learner
+            Learner::new(net, config)?
         }
         None => match Learner::resume(&model, device, config.clone()) {
             Ok(l) => l,
             Err(_) => Learner::new(crate::setup::network(&model, None, device)?, config)?,
         },
     };
+    if let Some(path) = &args.teacher {
+        // A distilled checkpoint's lineage names the teacher it learned from, whether it
+        // started fresh or from an earlier student (as the run's `[distill]` stage records).
+        let generation = learner.network().lineage().generation;
+        learner.set_lineage(generation, Some(path.display().to_string()));
+    }
     let teacher = match teacher_net {
         Some(net) => Some(Teacher::new(net, args.teacher_weight, learner.network())?),
         None => None,
