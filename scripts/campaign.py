@@ -1,28 +1,11 @@
 #!/usr/bin/env python3
-"""Snapshots of a long training campaign into the repository: a campaign outlives any one
-stretch of work on it, and its run directory (runs/, git-ignored) may not outlive the machine,
-so each stretch commits what the next one needs to go on and what readers want to see.
+"""Tables and figures of a training campaign's equal-time matches (`bao eval --out`'s
+results.json), across opening sets and along a model line. (A run's record and checkpoint are
+kept in the repository with `bao run snapshot`.)
 
 Usage:
-  scripts/campaign.py snapshot --run runs/kiswahili-campaign --to models/kiswahili-campaign \\
-      --session NAME [--pid PID | --cpu-secs S] [--note TEXT]
-  scripts/campaign.py gauge --to models/kujifunza-campaign --results DIR/results.json
   scripts/campaign.py compare --out DIR --match LABEL=DIR/results.json [--match ...]
   scripts/campaign.py line --out DIR --title TEXT [--goal PCT] --point ARM@HOURS=DIR/results.json ...
-
-Copies the run's newest checkpoint with its optimizer state (as latest.*: `bao train --init
-DEST/latest.safetensors` continues it in a fresh clone), its config, metrics.jsonl,
-metrics.csv and curve.svg into DEST, and records this stretch in DEST/hours.json: the run's
-generation and elapsed training time (state.json, cumulative over resumes) and the CPU
-seconds its `bao train` process has used (--pid reads them from /proc), one entry per
---session label (e.g. a date), so the campaign's cumulative wall and CPU hours are on record.
-
-`gauge` files an equal-time match of the snapshot just taken (`bao eval --out DIR`'s
-results.json: the campaign's goal match) under DEST/gauges/SESSION-gen-NNNNNN.json, tagged
-with the snapshot's --session label, its run's generation and the campaign's cumulative CPU hours (a
-campaign may pass through several runs, each counting generations from 1), and redraws
-DEST/gauges.csv and gauges.svg: the campaign's score against CPU-hours with its 95% interval,
-the time each side used and, where the match checked proofs, the proven wins the network kept.
 
 `compare` sets player settings side by side over several opening sets: each --match is one
 `bao eval --out` results.json (the network first), labelled; a label may repeat with matches on
@@ -40,64 +23,14 @@ goal's score as a flat line when --goal is given.
 """
 import argparse
 import collections
-import datetime
 import math
 import csv
 import json
-import os
-import shutil
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from svgchart import line_chart  # noqa: E402
-
-
-def cpu_secs_of(pid):
-    """User + system CPU seconds of a live process and its finished children (/proc/PID/stat)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    ticks = sum(int(fields[i]) for i in (11, 12, 13, 14))  # utime stime cutime cstime
-    return ticks / os.sysconf("SC_CLK_TCK")
-
-
-def snapshot(run, dest, session_name, cpu_secs, note):
-    state = json.loads((run / "state.json").read_text())
-    g = state["generation"]
-    if g == 0:
-        sys.exit(f"{run}: no generation finished yet, nothing to snapshot")
-    dest.mkdir(parents=True, exist_ok=True)
-    models = run / "models"
-    base = f"gen-{g:06}"
-    for suffix in (".safetensors", ".json", ".optim.safetensors", ".optim.json"):
-        src = models / (base + suffix)
-        if not src.exists():
-            sys.exit(f"{src} is missing: is generation {g} complete?")
-        shutil.copyfile(src, dest / ("latest" + suffix))
-    for name in ("config.toml", "metrics.jsonl", "metrics.csv", "curve.svg"):
-        if (run / name).exists():
-            shutil.copyfile(run / name, dest / name)
-    hours_path = dest / "hours.json"
-    hours = json.loads(hours_path.read_text()) if hours_path.exists() else {"sessions": {}}
-    # One entry per --session label, overwritten by its later snapshots (its CPU seconds are
-    # its process's, cumulative); the campaign's CPU hours are their sum.
-    hours["sessions"][session_name] = {
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="minutes"),
-        "generation": g,
-        "elapsed_hours": round(state["elapsed_secs"] / 3600, 3),
-        "cpu_hours": round(cpu_secs / 3600, 3) if cpu_secs is not None else None,
-        "note": note,
-    }
-    session = hours["sessions"][session_name]
-    hours["generation"] = g
-    hours["session"] = session_name
-    hours["elapsed_hours"] = session["elapsed_hours"]
-    hours["cpu_hours"] = round(sum(s["cpu_hours"] or 0 for s in hours["sessions"].values()), 3)
-    hours_path.write_text(json.dumps(hours, indent=1) + "\n")
-    print(f"{dest}: generation {g}, {session['elapsed_hours']} h of training"
-          + (f", {session['cpu_hours']} CPU-h this session" if cpu_secs is not None else ""))
-
-
-PROOF_COLUMNS = ("proven_wins", "kept", "dropped", "unresolved")
 
 
 def net_match(results, path):
@@ -117,54 +50,6 @@ def net_match(results, path):
         "opponent_nodes_per_move": round(cost[p["b_name"]]["nodes_per_move"]),
         "proofs": {q["name"]: q for q in results.get("proofs") or []}.get(p["a_name"], {}),
     }
-
-
-def gauge(dest, results_path):
-    """Files one match under DEST/gauges/ and redraws the campaign's gauge table and curve."""
-    hours = json.loads((dest / "hours.json").read_text())
-    results = json.loads(results_path.read_text())
-    net_match(results, results_path)  # refuses a match whose first player is not a network
-    pair = results["pairs"][0]
-    g, session = hours["generation"], hours["session"]
-    (dest / "gauges").mkdir(exist_ok=True)
-    results["campaign"] = {"session": session, "generation": g, "cpu_hours": hours["cpu_hours"]}
-    (dest / "gauges" / f"{session}-gen-{g:06}.json").write_text(json.dumps(results, indent=1) + "\n")
-    rows = []
-    for f in (dest / "gauges").glob("*.json"):
-        r = json.loads(f.read_text())
-        m, p = net_match(r, f), r["pairs"][0]
-        rows.append({
-            "session": r["campaign"]["session"],
-            "generation": r["campaign"]["generation"],
-            "cpu_hours": r["campaign"]["cpu_hours"],
-            "games": m["games"],
-            "net_wins": m["net_wins"],
-            "opponent_wins": m["opponent_wins"],
-            "score": round(p["a_win_rate"], 4),
-            "score_lo95": round(p["a_win_rate_ci95"][0], 4),
-            "score_hi95": round(p["a_win_rate_ci95"][1], 4),
-            "net_ms_per_move": m["net_ms_per_move"],
-            "opponent_ms_per_move": m["opponent_ms_per_move"],
-            "opponent": m["opponent"],
-            # empty where the match checked no proofs
-            **{k: m["proofs"].get(k, "") for k in PROOF_COLUMNS},
-        })
-    rows.sort(key=lambda r: r["cpu_hours"])
-    with open(dest / "gauges.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    points = [{"x": r["cpu_hours"], "y": 100 * r["score"], "lo": 100 * r["score_lo95"],
-               "hi": 100 * r["score_hi95"],
-               "tip": f"{r['session']} generation {r['generation']}: "
-                      f"{r['net_wins']}-{r['opponent_wins']}, "
-                      f"{r['net_ms_per_move']} / {r['opponent_ms_per_move']} ms a move"}
-              for r in rows]
-    (dest / "gauges.svg").write_text(line_chart(
-        f"{dest.name}: score against {rows[-1]['opponent']} at equal time",
-        "CPU-hours of this campaign", "score % (95% interval)",
-        [{"name": "network", "points": points}], y_step=10))
-    print(f"{dest}/gauges.csv: {session} generation {g}, {pair['a_wins']}-{pair['b_wins']}")
 
 
 def wilson(wins, games, z=1.96):
@@ -314,16 +199,6 @@ def line(out, title, goal, points):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
-    s = sub.add_parser("snapshot")
-    s.add_argument("--run", type=Path, required=True)
-    s.add_argument("--to", type=Path, required=True)
-    s.add_argument("--cpu-secs", type=float)
-    s.add_argument("--pid", type=int, help="read --cpu-secs from this live `bao train` process")
-    s.add_argument("--session", required=True, help="a label for this stretch of the campaign (e.g. its date)")
-    s.add_argument("--note", default="")
-    g = sub.add_parser("gauge")
-    g.add_argument("--to", type=Path, required=True, help="the campaign's snapshot folder")
-    g.add_argument("--results", type=Path, required=True, help="`bao eval --out`'s results.json")
     c = sub.add_parser("compare")
     c.add_argument("--out", type=Path, required=True)
     c.add_argument("--match", action="append", required=True,
@@ -338,15 +213,7 @@ def main():
     if a.cmd == "line":
         line(a.out, a.title, a.goal, a.point)
         return
-    if a.cmd == "compare":
-        compare(a.out, a.match)
-        return
-    if a.cmd == "gauge":
-        gauge(a.to, a.results)
-        return
-    cpu = cpu_secs_of(a.pid) if a.pid else a.cpu_secs
-    snapshot(a.run, a.to, a.session, cpu, a.note)
-
+    compare(a.out, a.match)
 
 if __name__ == "__main__":
     main()

@@ -500,3 +500,177 @@ fn a_distill_stage_that_cannot_run_is_refused_before_any_work() {
         assert!(!run.exists(), "{says}: the run directory was written");
     }
 }
+
+/// Copies the directory tree `from` to `to`.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let target = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            copy_tree(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).unwrap();
+        }
+    }
+}
+
+/// `bao run snapshot`: a run's record, its students and its newest checkpoint with optimizer
+/// state, without self-play data; a copy of it resumes on another machine (here: another
+/// directory) and goes on with the next generation and its student, from the snapshot's
+/// checkpoint and students; a second snapshot replaces the first's checkpoint. What is not a
+/// run, or a snapshot inside its run, is refused before anything is written.
+#[test]
+fn a_snapshot_of_a_run_resumes_without_its_self_play_data() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = tmp.path().join("run.toml");
+    std::fs::write(&cfg, format!("{}{DISTILL}", common::TINY_RUN)).unwrap();
+    let run = tmp.path().join("run");
+    assert!(common::spawn_train(&cfg, &run).wait().unwrap().success());
+    let snap = tmp.path().join("snap");
+    let (ok, stdout, stderr) = run_bao(&["run", "snapshot", s(&run), s(&snap)]);
+    assert!(ok, "{stderr}");
+    assert!(
+        stdout.contains("generation 2") && stdout.contains("2 students"),
+        "{stdout}"
+    );
+    assert!(!snap.join("data").exists(), "no self-play data");
+    let models: Vec<String> = std::fs::read_dir(snap.join("models"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    for f in [
+        "gen-000002.safetensors",
+        "gen-000002.json",
+        "gen-000002.optim.safetensors",
+        "gen-000002.optim.json",
+    ] {
+        assert!(models.iter().any(|m| m == f), "{f} in {models:?}");
+        assert_eq!(
+            std::fs::read(snap.join("models").join(f)).unwrap(),
+            std::fs::read(run.join("models").join(f)).unwrap(),
+            "{f}"
+        );
+    }
+    assert_eq!(models.len(), 4, "only the newest checkpoint: {models:?}");
+    for g in 1..=2 {
+        let student = format!("students/gen-{g:06}/student.safetensors");
+        assert_eq!(
+            std::fs::read(snap.join(&student)).unwrap(),
+            std::fs::read(run.join(&student)).unwrap()
+        );
+    }
+    for f in [
+        "state.json",
+        "metrics.jsonl",
+        "gauntlet.csv",
+        "gauntlet/gen-000002.json",
+    ] {
+        assert!(snap.join(f).exists(), "{f}");
+    }
+
+    // Another machine: a copy of the snapshot goes on for a generation and its student.
+    let copy = tmp.path().join("copy");
+    copy_tree(&snap, &copy);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bao"))
+        .args(["train", "--config", s(&cfg), "--run", s(&copy)])
+        .args(["--set", "train.generations=3"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("resuming") && stderr.contains("refill"),
+        "{stderr}"
+    );
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(copy.join("state.json")).unwrap()).unwrap();
+    assert_eq!(state["generation"], 3, "{state}");
+    let sidecar = std::fs::read_to_string(copy.join("models/gen-000003.json")).unwrap();
+    assert!(
+        sidecar.contains("gen-000002.safetensors"),
+        "from the snapshot's checkpoint: {sidecar}"
+    );
+    let done: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(copy.join("students/gen-000003/done.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(
+        done["warm_from"].as_str().unwrap().contains("gen-000002"),
+        "the new student starts from the snapshot's: {done}"
+    );
+
+    // Brought up to date: the newer checkpoint replaces the older.
+    let (ok, _, stderr) = run_bao(&["run", "snapshot", s(&copy), s(&snap)]);
+    assert!(ok, "{stderr}");
+    assert!(snap.join("models/gen-000003.optim.safetensors").exists());
+    assert!(!snap.join("models/gen-000002.safetensors").exists());
+    assert!(snap.join("students/gen-000003/done.json").exists());
+
+    // Refused, writing nothing: not a run; a snapshot inside its run.
+    let nothing = tmp.path().join("nothing");
+    std::fs::create_dir_all(&nothing).unwrap();
+    let out_dir = tmp.path().join("out");
+    let (ok, _, stderr) = run_bao(&["run", "snapshot", s(&nothing), s(&out_dir)]);
+    assert!(!ok && stderr.contains("state.json"), "{stderr}");
+    assert!(!out_dir.exists());
+    let inside = run.join("snap");
+    let (ok, _, stderr) = run_bao(&["run", "snapshot", s(&run), s(&inside)]);
+    assert!(!ok && stderr.contains("apart"), "{stderr}");
+    assert!(!inside.exists());
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// `bao learn --model` goes on with the optimizer saved beside the checkpoint, of the kind it
+/// was saved with (a run's AdamW; `bao learn` alone would start Adam), and refuses optimizer
+/// state that is there but cannot be resumed, leaving the checkpoint as it was; with none
+/// beside it, it starts a fresh optimizer and says so.
+#[test]
+fn bao_learn_goes_on_with_the_saved_optimizer_or_refuses_a_broken_one() {
+    use bao::neuralnet::OptimizerKind;
+    let tmp = tempfile::tempdir().unwrap();
+    let (data, _, _) = shards_and_checkpoint(tmp.path(), 100, "unused");
+    let model = tmp.path().join("model.safetensors");
+    let adamw = OptimizerConfig {
+        kind: OptimizerKind::AdamW,
+        ..OptimizerConfig::default()
+    };
+    Learner::new(tiny(2), adamw).unwrap().save(&model).unwrap();
+    let optim = model.with_extension("optim.json");
+    let learn = || {
+        run_bao(&[
+            "learn",
+            "--data",
+            s(&data),
+            "--model",
+            s(&model),
+            "--steps",
+            "3",
+        ])
+    };
+
+    let (ok, _, stderr) = learn();
+    assert!(ok, "{stderr}");
+    assert!(!stderr.contains("starts fresh"), "{stderr}");
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&optim).unwrap()).unwrap();
+    assert_eq!(saved["kind"], "adamw", "{saved}");
+    assert_eq!(saved["step"], 3, "{saved}");
+
+    let before = std::fs::read(&model).unwrap();
+    std::fs::write(&optim, "{ not json").unwrap();
+    let (ok, _, stderr) = learn();
+    assert!(
+        !ok && stderr.contains("optim.json") && stderr.contains("malformed"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read(&model).unwrap(), before, "left as it was");
+
+    std::fs::remove_file(&optim).unwrap();
+    std::fs::remove_file(model.with_extension("optim.safetensors")).unwrap();
+    let (ok, _, stderr) = learn();
+    assert!(ok && stderr.contains("starts fresh"), "{stderr}");
+}

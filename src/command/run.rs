@@ -1,11 +1,14 @@
 //! `bao run status ROOT`: look at a fleet run (see `bao::training::fleet`); `bao run cost RUN`:
-//! where a local run's CPU time went (see `bao::training::cost`).
+//! where a local run's CPU time went (see `bao::training::cost`); `bao run snapshot RUN DEST`:
+//! a local run's record and newest checkpoint, to commit and resume from (see
+//! `bao::training::snapshot`).
 
 use std::path::PathBuf;
 
 use crate::dataio::store::Store;
 use crate::training::cost::run_cost;
 use crate::training::fleet::status::run_status;
+use crate::training::snapshot::snapshot;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -34,6 +37,17 @@ pub enum RunCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Copies a local run's record (config, state, metrics, curves, gauntlet points, every
+    /// student) and its newest checkpoint with optimizer state into DEST, without the
+    /// self-play data: what to commit so that the run outlives the machine. A copy of DEST
+    /// resumes with `bao train --run COPY` (the replay windows refill from new self-play).
+    Snapshot {
+        /// The run directory (`bao train --run`).
+        run: PathBuf,
+        /// Where the snapshot goes (e.g. docs/pipeline/kiswahili); an earlier snapshot there
+        /// is brought up to date.
+        dest: PathBuf,
+    },
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -45,6 +59,20 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             } else {
                 print!("{cost}");
             }
+            Ok(())
+        }
+        RunCommand::Snapshot { run, dest } => {
+            let s = snapshot(&run, &dest)?;
+            println!(
+                "snapshot of {} at generation {} in {}: {} files, {:.1} MB, {} students; copy it \
+                 and resume with `bao train --config COPY/config.toml --run COPY`",
+                run.display(),
+                s.generation,
+                dest.display(),
+                s.files,
+                s.bytes as f64 / 1e6,
+                s.students,
+            );
             Ok(())
         }
         RunCommand::Status { root, table } => {

@@ -226,6 +226,30 @@ impl Learner {
         })
     }
 
+    /// Loads checkpoint `path` and goes on with the optimizer saved beside it, of the kind it
+    /// was saved with (`defaults` gives the other hyperparameters), or `None` when no
+    /// optimizer state lies beside it. State that is there but cannot be resumed (malformed,
+    /// from another save, another shape) is an error, not a silent fresh start.
+    pub fn resume_saved(
+        path: &Path,
+        device: Device,
+        defaults: OptimizerConfig,
+    ) -> anyhow::Result<Option<Learner>> {
+        let (_, json_path) = checkpoint::optimizer_paths(path)?;
+        let text = match std::fs::read_to_string(&json_path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e).context(format!("cannot read {}", json_path.display())),
+        };
+        let file: OptimizerFile = serde_json::from_str(&text)
+            .with_context(|| format!("optimizer state {} is malformed", json_path.display()))?;
+        let config = OptimizerConfig {
+            kind: file.kind,
+            ..defaults
+        };
+        Self::resume(path, device, config).map(Some)
+    }
+
     /// Loads checkpoint `path` and the optimizer state saved beside it by [`Self::save`].
     /// `config` supplies the hyperparameters (same as before for an exact resume); its `kind`
     /// must match the saved state. The learning rate resumes at the saved value.

@@ -93,9 +93,21 @@ pub fn learn(args: &LearnOptions) -> anyhow::Result<Learned> {
             );
             Learner::new(net, config)?
         }
-        None => match Learner::resume(&model, device, config.clone()) {
-            Ok(l) => l,
-            Err(_) => Learner::new(crate::setup::network(&model, None, device)?, config)?,
+        None => match Learner::resume_saved(&model, device, config.clone()).with_context(|| {
+            format!(
+                "--model {}: the optimizer state beside it cannot be resumed (move its \
+                 .optim.* files aside to start a fresh optimizer)",
+                model.display()
+            )
+        })? {
+            Some(l) => l,
+            None => {
+                eprintln!(
+                    "(no optimizer state beside {}: the optimizer starts fresh)",
+                    model.display()
+                );
+                Learner::new(crate::setup::network(&model, None, device)?, config)?
+            }
         },
     };
     if let Some(path) = &args.teacher {
@@ -298,6 +310,20 @@ impl StudentDir {
     pub fn done(&self) -> PathBuf {
         self.0.join("done.json")
     }
+    /// The student's network shape, the stage's first write.
+    pub fn network_file(&self) -> PathBuf {
+        self.0.join("network.toml")
+    }
+    /// Every file the stage writes, in the order it writes them (`done.json` last).
+    pub fn files(&self) -> [PathBuf; 4] {
+        let model = self.model();
+        [
+            self.network_file(),
+            model.with_extension("json"),
+            model,
+            self.done(),
+        ]
+    }
     /// The stage's record, once it is done.
     pub fn record(&self) -> anyhow::Result<Option<StudentRecord>> {
         match std::fs::read_to_string(self.done()) {
@@ -357,7 +383,7 @@ pub fn run_stage(
             std::fs::remove_file(&stale)?;
         }
     }
-    let net_file = student.0.join("network.toml");
+    let net_file = student.network_file();
     crate::dataio::atomic::write_bytes(&net_file, toml::to_string(&config.network)?.as_bytes())?;
     let device = device.resolve()?;
     let teacher_net = crate::setup::network(teacher, None, device)

@@ -3,7 +3,7 @@
 //! ([`train`]) and its history, labels from the solver or a teacher ([`label`]),
 //! distillation into a smaller network ([`distill`]), the equal-time strength curve
 //! ([`gauntlet`]) and the fleet that runs the same loop
-//! over object storage ([`fleet`]); where a run's CPU time went ([`cost`]).
+//! over object storage ([`fleet`]); where a run's CPU time went ([`cost`]); its record kept in the repository ([`snapshot`]).
 
 pub mod cost;
 pub mod distill;
@@ -16,4 +16,5 @@ pub mod runconfig;
 pub mod runlock;
 pub mod schedule;
 pub mod selfplay;
+pub mod snapshot;
 pub mod train;

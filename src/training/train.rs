@@ -148,7 +148,12 @@ fn stages(
                 warm.as_ref()
                     .map_or("fresh weights".to_string(), |w| w.display().to_string())
             );
-            let data: Vec<PathBuf> = (1..=g).rev().map(|k| dir.data(k)).collect();
+            // Newest first; a run resumed from a snapshot lacks the older ones.
+            let data: Vec<PathBuf> = (1..=g)
+                .rev()
+                .map(|k| dir.data(k))
+                .filter(|d| d.exists())
+                .collect();
             let record = run_stage(
                 d,
                 config.train.device,
@@ -257,6 +262,11 @@ pub fn committed_cpu_secs(run_dir: &Path) -> anyhow::Result<f64> {
     Ok(read_state(&RunDir(run_dir.to_path_buf()))?.cpu_secs)
 }
 
+/// The committed generation of a run whose `state.json` holds `bytes`.
+pub fn read_generation(bytes: &[u8]) -> anyhow::Result<u32> {
+    Ok(serde_json::from_slice::<RunState>(bytes)?.generation)
+}
+
 fn read_state(dir: &RunDir) -> anyhow::Result<RunState> {
     let text = std::fs::read_to_string(dir.state())
         .with_context(|| format!("cannot read {}", dir.state().display()))?;
@@ -339,6 +349,13 @@ pub fn train_with(
             dir.0.display(),
             state.generation
         );
+        if state.generation > 0 && !dir.data(state.generation).exists() {
+            eprintln!(
+                "  no self-play data of generation {} here (a copy of a snapshot, `bao run \
+                 snapshot`?): the replay windows refill from the generations played from now on",
+                state.generation
+            );
+        }
         if init.is_some() {
             eprintln!("(--init is ignored: the run exists and resumes from its own checkpoints)");
         }

@@ -1,0 +1,171 @@
+//! A run's record in the repository: `bao run snapshot RUN DEST` copies what a run's readers
+//! and its continuation need, leaving out the self-play data (hundreds of MB), so that a long
+//! run outlives the machine it ran on: a run directory is git-ignored and a fresh checkout has
+//! none, so a snapshot committed after each sitting is what the next sitting resumes from.
+//!
+//! A snapshot is itself a run directory without `data/`: its config, overrides, state and
+//! history, the gauntlet's points and figures, every finished student (small), and the newest
+//! generation's checkpoint with its optimizer state (an earlier snapshot's older checkpoint is
+//! removed, so a snapshot updated every sitting stays the size of one). A copy of it resumes
+//! with `bao train --run COPY`: the teacher, its optimizer, the schedule and the students go on
+//! exactly; only the replay windows restart from the new generations' self-play, since the
+//! older samples stayed behind (`bao train` says so when it resumes).
+//!
+//! The state is read once, first, and written last, with that generation's checkpoint, so
+//! that a snapshot of a run still training is consistent: a generation or a student that
+//! commits meanwhile is left out (a history line it appended is dropped on resume).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+
+use crate::dataio::atomic::write_bytes;
+use crate::training::schedule::generation_name;
+use crate::training::train::{finished_students, read_generation};
+
+/// The run's record files, copied where present.
+const RECORD: [&str; 7] = [
+    "config.toml",
+    "overrides.json",
+    "metrics.jsonl",
+    "metrics.csv",
+    "curve.svg",
+    "gauntlet.csv",
+    "gauntlet.svg",
+];
+
+/// A checkpoint's files beside its weights `models/gen-N.safetensors`: sidecar and optimizer
+/// state.
+const CHECKPOINT_EXTRAS: [&str; 3] = ["json", "optim.safetensors", "optim.json"];
+
+/// What a snapshot holds.
+#[derive(Debug)]
+pub struct Snapshot {
+    /// The run's committed generation, whose checkpoint it holds.
+    pub generation: u32,
+    pub students: usize,
+    pub files: usize,
+    pub bytes: u64,
+}
+
+/// Copies `run`'s record, its finished students and its newest checkpoint into `dest`
+/// (created if missing; an earlier snapshot's files there are replaced, others left alone).
+pub fn snapshot(run: &Path, dest: &Path) -> anyhow::Result<Snapshot> {
+    let state_path = run.join("state.json");
+    let state = std::fs::read(&state_path).with_context(|| {
+        format!(
+            "{} is not a bao run directory (no readable state.json)",
+            run.display()
+        )
+    })?;
+    let generation = read_generation(&state)
+        .with_context(|| format!("corrupt run state {}", state_path.display()))?;
+    let (run_abs, dest_abs) = (std::path::absolute(run)?, std::path::absolute(dest)?);
+    if dest_abs.starts_with(&run_abs) || run_abs.starts_with(&dest_abs) {
+        bail!(
+            "the snapshot {} and the run {} must be apart (neither inside the other)",
+            dest.display(),
+            run.display()
+        );
+    }
+    let mut out = Snapshot {
+        generation,
+        students: 0,
+        files: 0,
+        bytes: 0,
+    };
+    let mut copy = |from: &Path, to: &Path| -> anyhow::Result<()> {
+        let bytes =
+            std::fs::read(from).with_context(|| format!("cannot read {}", from.display()))?;
+        if let Some(parent) = to.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("cannot create {}", parent.display()))?;
+        }
+        write_bytes(to, &bytes)?;
+        out.files += 1;
+        out.bytes += bytes.len() as u64;
+        Ok(())
+    };
+
+    // The checkpoint the state names (required), its sidecar and optimizer state.
+    let name = generation_name(generation);
+    let weights = format!("{name}.safetensors");
+    let mut keep = vec![weights.clone()];
+    copy(
+        &run.join("models").join(&weights),
+        &dest.join("models").join(&weights),
+    )?;
+    for ext in CHECKPOINT_EXTRAS {
+        let file = format!("{name}.{ext}");
+        let from = run.join("models").join(&file);
+        if from.exists() {
+            copy(&from, &dest.join("models").join(&file))?;
+            keep.push(file);
+        }
+    }
+    remove_other_checkpoints(&dest.join("models"), &keep)?;
+
+    // Every student of a committed generation whose stage finished, done.json last.
+    for student in finished_students(run)? {
+        let Some(dir) = student.0.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        if dir > name.as_str() {
+            continue;
+        }
+        for file in student.files() {
+            if file.exists() {
+                let to = dest
+                    .join("students")
+                    .join(dir)
+                    .join(file.file_name().expect("a file"));
+                copy(&file, &to)?;
+            }
+        }
+        out.students += 1;
+    }
+    let points = run.join("gauntlet");
+    if points.exists() {
+        for entry in std::fs::read_dir(&points)
+            .with_context(|| format!("cannot list {}", points.display()))?
+        {
+            let path = entry?.path();
+            if path.extension().is_some_and(|e| e == "json") {
+                copy(
+                    &path,
+                    &dest
+                        .join("gauntlet")
+                        .join(path.file_name().expect("a file")),
+                )?;
+            }
+        }
+    }
+    for file in RECORD {
+        let from = run.join(file);
+        if from.exists() {
+            copy(&from, &dest.join(file))?;
+        }
+    }
+    // Last, as in the run: the state that names the checkpoint copied first.
+    write_bytes(&dest.join("state.json"), &state)?;
+    out.files += 1;
+    out.bytes += state.len() as u64;
+    Ok(out)
+}
+
+/// Removes checkpoint files (`gen-*`) in `models` other than `keep`: an earlier snapshot's.
+fn remove_other_checkpoints(models: &Path, keep: &[String]) -> anyhow::Result<()> {
+    for entry in
+        std::fs::read_dir(models).with_context(|| format!("cannot list {}", models.display()))?
+    {
+        let path: PathBuf = entry?.path();
+        let Some(file) = path.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        if file.starts_with("gen-") && !keep.iter().any(|k| k == file) {
+            std::fs::remove_file(&path)
+                .with_context(|| format!("cannot remove {}", path.display()))?;
+        }
+    }
+    Ok(())
+}
