@@ -515,16 +515,20 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-/// `bao run snapshot`: a run's record, its students and its newest checkpoint with optimizer
-/// state, without self-play data; a copy of it resumes on another machine (here: another
-/// directory) and goes on with the next generation and its student, from the snapshot's
-/// checkpoint and students; a second snapshot replaces the first's checkpoint. What is not a
-/// run, or a snapshot inside its run, is refused before anything is written.
+/// `bao run snapshot`: a run's record, its students, its newest checkpoint with optimizer
+/// state and the one that plays its next self-play, without self-play data; a copy of it
+/// resumes on another machine (here: another directory) and goes on with the next generation
+/// and its student, from the snapshot's checkpoints and students; a second snapshot replaces
+/// the first's checkpoints. What is not a run, a run whose student is still being made, or a
+/// snapshot inside its run is refused before anything is written.
 #[test]
 fn a_snapshot_of_a_run_resumes_without_its_self_play_data() {
     let tmp = tempfile::tempdir().unwrap();
     let cfg = tmp.path().join("run.toml");
-    std::fs::write(&cfg, format!("{}{DISTILL}", common::TINY_RUN)).unwrap();
+    // With self-play beside training, generation 3 is played by generation 1's network.
+    let pipelined = common::TINY_RUN.replace("[train]\n", "[train]\npipeline = true\n");
+    assert_ne!(pipelined, common::TINY_RUN);
+    std::fs::write(&cfg, format!("{pipelined}{DISTILL}")).unwrap();
     let run = tmp.path().join("run");
     assert!(common::spawn_train(&cfg, &run).wait().unwrap().success());
     let snap = tmp.path().join("snap");
@@ -544,6 +548,8 @@ fn a_snapshot_of_a_run_resumes_without_its_self_play_data() {
         "gen-000002.json",
         "gen-000002.optim.safetensors",
         "gen-000002.optim.json",
+        "gen-000001.safetensors",
+        "gen-000001.json",
     ] {
         assert!(models.iter().any(|m| m == f), "{f} in {models:?}");
         assert_eq!(
@@ -552,7 +558,10 @@ fn a_snapshot_of_a_run_resumes_without_its_self_play_data() {
             "{f}"
         );
     }
-    assert_eq!(models.len(), 4, "only the newest checkpoint: {models:?}");
+    assert!(
+        !models.iter().any(|m| m.starts_with("gen-000000")),
+        "only what the run resumes from: {models:?}"
+    );
     for g in 1..=2 {
         let student = format!("students/gen-{g:06}/student.safetensors");
         assert_eq!(
@@ -604,7 +613,12 @@ fn a_snapshot_of_a_run_resumes_without_its_self_play_data() {
     let (ok, _, stderr) = run_bao(&["run", "snapshot", s(&copy), s(&snap)]);
     assert!(ok, "{stderr}");
     assert!(snap.join("models/gen-000003.optim.safetensors").exists());
-    assert!(!snap.join("models/gen-000002.safetensors").exists());
+    assert!(
+        snap.join("models/gen-000002.safetensors").exists(),
+        "plays generation 4"
+    );
+    assert!(!snap.join("models/gen-000001.safetensors").exists());
+    assert!(!snap.join("models/gen-000002.optim.safetensors").exists());
     assert!(snap.join("students/gen-000003/done.json").exists());
 
     // Refused, writing nothing: not a run; a snapshot inside its run.
@@ -613,6 +627,12 @@ fn a_snapshot_of_a_run_resumes_without_its_self_play_data() {
     let out_dir = tmp.path().join("out");
     let (ok, _, stderr) = run_bao(&["run", "snapshot", s(&nothing), s(&out_dir)]);
     assert!(!ok && stderr.contains("state.json"), "{stderr}");
+    assert!(!out_dir.exists());
+    let killed = tmp.path().join("killed");
+    copy_tree(&run, &killed);
+    std::fs::remove_file(killed.join("students/gen-000002/done.json")).unwrap();
+    let (ok, _, stderr) = run_bao(&["run", "snapshot", s(&killed), s(&out_dir)]);
+    assert!(!ok && stderr.contains("generation 2's student"), "{stderr}");
     assert!(!out_dir.exists());
     let inside = run.join("snap");
     let (ok, _, stderr) = run_bao(&["run", "snapshot", s(&run), s(&inside)]);

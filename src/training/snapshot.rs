@@ -5,23 +5,26 @@
 //!
 //! A snapshot is itself a run directory without `data/`: its config, overrides, state and
 //! history, the gauntlet's points and figures, every finished student (small), and the newest
-//! generation's checkpoint with its optimizer state (an earlier snapshot's older checkpoint is
-//! removed, so a snapshot updated every sitting stays the size of one). A copy of it resumes
-//! with `bao train --run COPY`: the teacher, its optimizer, the schedule and the students go on
-//! exactly; only the replay windows restart from the new generations' self-play, since the
-//! older samples stayed behind (`bao train` says so when it resumes).
+//! generation's checkpoint with its optimizer state, with the checkpoint that plays the next
+//! generation's self-play where that is an older one (`[train] pipeline`); an earlier
+//! snapshot's older checkpoints are removed, so a snapshot updated every sitting stays small.
+//! A copy of it resumes with `bao train --run COPY`: the teacher, its optimizer, the schedule
+//! and the students go on exactly; only the replay windows restart from the new generations'
+//! self-play, since the older samples stayed behind (`bao train` says so when it resumes).
 //!
 //! The state is read once, first, and written last, with that generation's checkpoint, so
 //! that a snapshot of a run still training is consistent: a generation or a student that
-//! commits meanwhile is left out (a history line it appended is dropped on resume).
+//! commits meanwhile is left out (a history line it appended is dropped on resume). A
+//! snapshot while a student is being made is refused: the copy could not make it, since that
+//! needs the self-play data.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 
 use crate::dataio::atomic::write_bytes;
-use crate::training::schedule::generation_name;
-use crate::training::train::{finished_students, read_generation};
+use crate::training::schedule::{generation_name, Schedule};
+use crate::training::train::{finished_students, read_generation, run_config, unfinished_student};
 
 /// The run's record files, copied where present.
 const RECORD: [&str; 7] = [
@@ -34,8 +37,8 @@ const RECORD: [&str; 7] = [
     "gauntlet.svg",
 ];
 
-/// A checkpoint's files beside its weights `models/gen-N.safetensors`: sidecar and optimizer
-/// state.
+/// A checkpoint's files beside its weights `models/gen-N.safetensors`: its sidecar, then its
+/// optimizer state.
 const CHECKPOINT_EXTRAS: [&str; 3] = ["json", "optim.safetensors", "optim.json"];
 
 /// What a snapshot holds.
@@ -48,8 +51,9 @@ pub struct Snapshot {
     pub bytes: u64,
 }
 
-/// Copies `run`'s record, its finished students and its newest checkpoint into `dest`
-/// (created if missing; an earlier snapshot's files there are replaced, others left alone).
+/// Copies `run`'s record, its finished students and the checkpoints it resumes from into
+/// `dest` (created if missing; an earlier snapshot's files there are replaced, others left
+/// alone).
 pub fn snapshot(run: &Path, dest: &Path) -> anyhow::Result<Snapshot> {
     let state_path = run.join("state.json");
     let state = std::fs::read(&state_path).with_context(|| {
@@ -65,6 +69,15 @@ pub fn snapshot(run: &Path, dest: &Path) -> anyhow::Result<Snapshot> {
         bail!(
             "the snapshot {} and the run {} must be apart (neither inside the other)",
             dest.display(),
+            run.display()
+        );
+    }
+    let config = run_config(run)?;
+    if let Some(g) = unfinished_student(run, &config, generation) {
+        bail!(
+            "generation {g}'s student is not finished in {} (its [distill] stage is running or \
+             was killed): it is made from the run's self-play data, which a snapshot leaves \
+             behind; snapshot once `bao train` has made it",
             run.display()
         );
     }
@@ -87,20 +100,34 @@ pub fn snapshot(run: &Path, dest: &Path) -> anyhow::Result<Snapshot> {
         Ok(())
     };
 
-    // The checkpoint the state names (required), its sidecar and optimizer state.
-    let name = generation_name(generation);
-    let weights = format!("{name}.safetensors");
-    let mut keep = vec![weights.clone()];
-    copy(
-        &run.join("models").join(&weights),
-        &dest.join("models").join(&weights),
-    )?;
-    for ext in CHECKPOINT_EXTRAS {
-        let file = format!("{name}.{ext}");
-        let from = run.join("models").join(&file);
-        if from.exists() {
-            copy(&from, &dest.join("models").join(&file))?;
-            keep.push(file);
+    // The checkpoint the state names, with its sidecar and optimizer state, and the one the
+    // next generation's self-play is played by (with `[train] pipeline`, the one before).
+    let next_player = Schedule::new(&config).played_by(generation + 1);
+    let mut keep = Vec::new();
+    for g in [generation, next_player] {
+        let name = generation_name(g);
+        let weights = format!("{name}.safetensors");
+        if keep.contains(&weights) {
+            continue;
+        }
+        copy(
+            &run.join("models").join(&weights),
+            &dest.join("models").join(&weights),
+        )?;
+        keep.push(weights);
+        // The player's optimizer state is not needed: only the newest checkpoint trains on.
+        let extras = if g == generation {
+            &CHECKPOINT_EXTRAS[..]
+        } else {
+            &CHECKPOINT_EXTRAS[..1]
+        };
+        for ext in extras {
+            let file = format!("{name}.{ext}");
+            let from = run.join("models").join(&file);
+            if from.exists() {
+                copy(&from, &dest.join("models").join(&file))?;
+                keep.push(file);
+            }
         }
     }
     remove_other_checkpoints(&dest.join("models"), &keep)?;
@@ -110,7 +137,7 @@ pub fn snapshot(run: &Path, dest: &Path) -> anyhow::Result<Snapshot> {
         let Some(dir) = student.0.file_name().and_then(|n| n.to_str()) else {
             continue;
         };
-        if dir > name.as_str() {
+        if dir > generation_name(generation).as_str() {
             continue;
         }
         for file in student.files() {

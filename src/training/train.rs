@@ -111,6 +111,14 @@ fn stage_due(config: &RunConfig, g: u32) -> bool {
     g == config.train.generations || every.is_some_and(|e| g.is_multiple_of(e))
 }
 
+/// The first committed generation whose `[distill]` student is due but not finished (its
+/// stage runs, or was killed): resuming makes it from the run's self-play data.
+pub fn unfinished_student(run: &Path, config: &RunConfig, committed: u32) -> Option<u32> {
+    let dir = RunDir(run.to_path_buf());
+    config.distill.as_ref()?;
+    (1..=committed).find(|&g| stage_due(config, g) && !dir.student(g).done().exists())
+}
+
 /// The newest finished student of a generation before `g`, the start of the next.
 fn earlier_student(dir: &RunDir, g: u32) -> anyhow::Result<Option<PathBuf>> {
     for k in (1..g).rev() {
