@@ -23,8 +23,11 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 
 use crate::dataio::atomic::write_bytes;
+use crate::neuralnet::checkpoint::{optimizer_paths, sidecar_path};
 use crate::training::schedule::{generation_name, Schedule};
-use crate::training::train::{finished_students, read_generation, run_config, unfinished_student};
+use crate::training::train::{
+    finished_students, read_generation, run_config, unfinished_student, RunDir,
+};
 
 /// The run's record files, copied where present.
 const RECORD: [&str; 7] = [
@@ -36,10 +39,6 @@ const RECORD: [&str; 7] = [
     "gauntlet.csv",
     "gauntlet.svg",
 ];
-
-/// A checkpoint's files beside its weights `models/gen-N.safetensors`: its sidecar, then its
-/// optimizer state.
-const CHECKPOINT_EXTRAS: [&str; 3] = ["json", "optim.safetensors", "optim.json"];
 
 /// What a snapshot holds.
 #[derive(Debug)]
@@ -55,7 +54,8 @@ pub struct Snapshot {
 /// `dest` (created if missing; an earlier snapshot's files there are replaced, others left
 /// alone).
 pub fn snapshot(run: &Path, dest: &Path) -> anyhow::Result<Snapshot> {
-    let state_path = run.join("state.json");
+    let (run_dir, dest_dir) = (RunDir(run.to_path_buf()), RunDir(dest.to_path_buf()));
+    let state_path = run_dir.state();
     let state = std::fs::read(&state_path).with_context(|| {
         format!(
             "{} is not a bao run directory (no readable state.json)",
@@ -103,31 +103,24 @@ pub fn snapshot(run: &Path, dest: &Path) -> anyhow::Result<Snapshot> {
     // The checkpoint the state names, with its sidecar and optimizer state, and the one the
     // next generation's self-play is played by (with `[train] pipeline`, the one before).
     let next_player = Schedule::new(&config).played_by(generation + 1);
-    let mut keep = Vec::new();
+    let mut keep: Vec<PathBuf> = Vec::new();
     for g in [generation, next_player] {
-        let name = generation_name(g);
-        let weights = format!("{name}.safetensors");
-        if keep.contains(&weights) {
+        if keep.contains(&dest_dir.model(g)) {
             continue;
         }
-        copy(
-            &run.join("models").join(&weights),
-            &dest.join("models").join(&weights),
-        )?;
-        keep.push(weights);
+        let weights = run_dir.model(g);
+        copy(&weights, &dest_dir.model(g))?;
+        keep.push(dest_dir.model(g));
+        let mut extras = vec![sidecar_path(&weights)?];
         // The player's optimizer state is not needed: only the newest checkpoint trains on.
-        let extras = if g == generation {
-            &CHECKPOINT_EXTRAS[..]
-        } else {
-            &CHECKPOINT_EXTRAS[..1]
-        };
-        for ext in extras {
-            let file = format!("{name}.{ext}");
-            let from = run.join("models").join(&file);
-            if from.exists() {
-                copy(&from, &dest.join("models").join(&file))?;
-                keep.push(file);
-            }
+        if g == generation {
+            let (tensors, json) = optimizer_paths(&weights)?;
+            extras.extend([tensors, json]);
+        }
+        for from in extras.into_iter().filter(|f| f.exists()) {
+            let to = dest.join("models").join(from.file_name().expect("a file"));
+            copy(&from, &to)?;
+            keep.push(to);
         }
     }
     remove_other_checkpoints(&dest.join("models"), &keep)?;
@@ -181,15 +174,16 @@ pub fn snapshot(run: &Path, dest: &Path) -> anyhow::Result<Snapshot> {
 }
 
 /// Removes checkpoint files (`gen-*`) in `models` other than `keep`: an earlier snapshot's.
-fn remove_other_checkpoints(models: &Path, keep: &[String]) -> anyhow::Result<()> {
+fn remove_other_checkpoints(models: &Path, keep: &[PathBuf]) -> anyhow::Result<()> {
     for entry in
         std::fs::read_dir(models).with_context(|| format!("cannot list {}", models.display()))?
     {
-        let path: PathBuf = entry?.path();
-        let Some(file) = path.file_name().and_then(|n| n.to_str()) else {
-            continue;
-        };
-        if file.starts_with("gen-") && !keep.iter().any(|k| k == file) {
+        let path = entry?.path();
+        let ours = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("gen-"));
+        if ours && !keep.contains(&path) {
             std::fs::remove_file(&path)
                 .with_context(|| format!("cannot remove {}", path.display()))?;
         }

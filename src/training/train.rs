@@ -77,10 +77,10 @@ struct RunState {
 }
 
 /// The paths of a run directory.
-struct RunDir(PathBuf);
+pub(crate) struct RunDir(pub(crate) PathBuf);
 
 impl RunDir {
-    fn model(&self, g: u32) -> PathBuf {
+    pub(crate) fn model(&self, g: u32) -> PathBuf {
         self.0
             .join("models")
             .join(format!("{}.safetensors", generation_name(g)))
@@ -88,7 +88,16 @@ impl RunDir {
     fn data(&self, g: u32) -> PathBuf {
         self.0.join("data").join(generation_name(g))
     }
-    fn state(&self) -> PathBuf {
+    /// The self-play data of generations `g` down to 1, newest first, where present (a run
+    /// resumed from a snapshot lacks the generations before it).
+    fn data_newest_first(&self, g: u32) -> Vec<PathBuf> {
+        (1..=g)
+            .rev()
+            .map(|k| self.data(k))
+            .filter(|d| d.exists())
+            .collect()
+    }
+    pub(crate) fn state(&self) -> PathBuf {
         self.0.join("state.json")
     }
     fn overrides(&self) -> PathBuf {
@@ -156,12 +165,7 @@ fn stages(
                 warm.as_ref()
                     .map_or("fresh weights".to_string(), |w| w.display().to_string())
             );
-            // Newest first; a run resumed from a snapshot lacks the older ones.
-            let data: Vec<PathBuf> = (1..=g)
-                .rev()
-                .map(|k| dir.data(k))
-                .filter(|d| d.exists())
-                .collect();
+            let data = dir.data_newest_first(g);
             let record = run_stage(
                 d,
                 config.train.device,
@@ -592,11 +596,7 @@ fn learn(
     let selfplay_secs = stats.wall_secs;
 
     // Window of the newest positions, newest generations first.
-    let dirs: Vec<PathBuf> = (1..=g)
-        .rev()
-        .map(|k| dir.data(k))
-        .filter(|d| d.exists())
-        .collect();
+    let dirs = dir.data_newest_first(g);
     state.samples += stats.positions;
     let window = load_window(&dirs, schedule.window_size(g, state.samples))?;
     anyhow::ensure!(
