@@ -1,13 +1,13 @@
 //! A run's record in the repository: `bao run snapshot RUN DEST` copies what a run's readers
 //! and its continuation need, leaving out the self-play data (hundreds of MB), so that a long
 //! run outlives the machine it ran on: a run directory is git-ignored and a fresh checkout has
-//! none, so a snapshot committed after each sitting is what the next sitting resumes from.
+//! none, so a snapshot committed before the machine goes is what a later run resumes from.
 //!
 //! A snapshot is itself a run directory without `data/`: its config, overrides, state and
 //! history, the gauntlet's points and figures, every finished student (small), and the newest
 //! generation's checkpoint with its optimizer state, with the checkpoint that plays the next
 //! generation's self-play where that is an older one (`[train] pipeline`); an earlier
-//! snapshot's older checkpoints are removed, so a snapshot updated every sitting stays small.
+//! snapshot's older checkpoints are removed, so a snapshot kept up to date stays small.
 //! A copy of it resumes with `bao train --run COPY`: the teacher, its optimizer, the schedule
 //! and the students go on exactly; only the replay windows restart from the new generations'
 //! self-play, since the older samples stayed behind (`bao train` says so when it resumes).
