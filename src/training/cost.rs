@@ -34,7 +34,7 @@ impl Stretch {
     }
 }
 
-/// A run's CPU seconds by stage, all sittings together.
+/// A run's CPU seconds by stage, all invocations of `bao train` together.
 #[derive(Clone, Debug, Serialize)]
 pub struct RunCost {
     pub generations: u32,

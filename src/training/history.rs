@@ -50,7 +50,7 @@ pub struct GenerationMetrics {
     pub solver_corrected: u64,
     /// The network against each baseline, in the config's order.
     pub vs: Vec<BaselineResult>,
-    /// CPU seconds of the run once this generation was committed (all sittings), and this
+    /// CPU seconds of the run once this generation was committed (all its invocations), and this
     /// generation's: self-play (whichever generation's ran meanwhile), training steps, the
     /// `[eval]` matches. 0 in lines written before they were counted; in metrics.jsonl only.
     #[serde(default)]

@@ -71,7 +71,8 @@ struct RunState {
     /// The checkpoint generation 0 was copied from (`bao train --init`), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     init: Option<String>,
-    /// CPU seconds of the committed work, all sittings together (0 in older runs).
+    /// CPU seconds of the committed work, all invocations of `bao train` together (0 in
+    /// older runs).
     #[serde(default)]
     cpu_secs: f64,
 }
@@ -269,7 +270,7 @@ pub fn run_config(run_dir: &Path) -> anyhow::Result<RunConfig> {
 }
 
 /// CPU seconds of the run in `run_dir`'s committed work (its generations and the stages after
-/// them), all sittings together: `state.json`'s count.
+/// them), all invocations together: `state.json`'s count.
 pub fn committed_cpu_secs(run_dir: &Path) -> anyhow::Result<f64> {
     Ok(read_state(&RunDir(run_dir.to_path_buf()))?.cpu_secs)
 }
@@ -399,10 +400,11 @@ pub fn train_with(
         // A state written before it counted samples: its history has them.
         state.samples = history.iter().map(|m| m.selfplay_positions).sum();
     }
-    // CPU seconds of the run: the committed sittings' and this process's since now.
+    // CPU seconds of the run: the earlier invocations' committed work, and this process's
+    // since now.
     let cpu_base = state.cpu_secs - cputime::process_secs();
     let cpu_now = || cpu_base + cputime::process_secs();
-    // Stages a killed sitting left unfinished (their outputs are written last).
+    // Stages a killed invocation left unfinished (their outputs are written last).
     for g in (1..=state.generation).filter(|&g| stage_due(&config, g)) {
         stages(&config, &dir, g, &mut state, cpu_now)?;
     }
