@@ -786,6 +786,24 @@ fn native_backend_in_bf16_where_the_cpu_runs_it() {
     assert!("onnx".parse::<Backend>().unwrap_err().contains("`torch`"));
 }
 
+/// The auto backend's bound on the Rust bf16 pass follows the core's instruction peaks: where
+/// `VDPBF16PS` runs at twice the FMA's rate the bf16 pass takes calls ten times larger than the
+/// f32 one; where it runs at half (the 2026-12-08 machine: 121 against 243 GFLOP/s) it takes
+/// the f32 bound, since libtorch's bf16 overtook it there at 64 positions of a 4x48.
+#[test]
+fn auto_bounds_the_bf16_pass_by_the_cores_instruction_peaks() {
+    use bao::neuralnet::auto_native_max_flops as bound;
+    let f32_bound = bound(Precision::F32, None, None);
+    let fast = bound(Precision::Bf16, Some(118.2), Some(236.4));
+    let slow = bound(Precision::Bf16, Some(242.7), Some(121.3));
+    assert_eq!(slow, f32_bound);
+    assert_eq!(fast, 10.0 * f32_bound);
+    // Unmeasured (no AVX-512): the bf16 pass does not run, the bound is the documented one.
+    assert_eq!(bound(Precision::Bf16, None, None), fast);
+    // int8's libtorch calls run in f32, so its bound stays high whatever the bf16 unit.
+    assert_eq!(bound(Precision::Int8, Some(242.7), Some(121.3)), fast);
+}
+
 /// Saves a tiny Kujifunza network with search settings recorded at `dir/NAME.safetensors`.
 fn saved_tiny(dir: &Path, name: &str, variant: Variant, seed: i64) -> PathBuf {
     let path = ckpt(dir, name);

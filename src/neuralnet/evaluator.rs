@@ -15,7 +15,8 @@ use crate::util::profile::{self, Phase};
 pub enum Backend {
     /// Per call, the one that is faster for it: the Rust pass on the CPU when the call's work
     /// is at most [`AUTO_NATIVE_MAX_FLOPS`] (in bf16 or int8 [`AUTO_NATIVE_MAX_FLOPS_BF16`],
-    /// where the CPU has AVX-512 BF16 or VNNI), libtorch otherwise (on a GPU, in bf16 without
+    /// where the CPU has AVX-512 BF16 or VNNI, in bf16 only where its instruction is fast:
+    /// [`auto_native_max_flops`]), libtorch otherwise (on a GPU, in bf16 without
     /// AVX-512 BF16, and for large batches of large networks, where its kernels overtake
     /// Rust's; an int8 request's libtorch calls judge in f32).
     #[default]
@@ -36,15 +37,63 @@ pub enum Backend {
 /// A single game's search (8 leaves a call) runs the Rust pass for every network up to 6x64.
 pub const AUTO_NATIVE_MAX_FLOPS: f64 = 3e8;
 
-/// [`AUTO_NATIVE_MAX_FLOPS`] for the Rust pass in bf16, which runs at 82-87% of its
-/// instruction's peak at every batch size while libtorch's bf16 (oneDNN, with AMX here) needs
-/// large batches: measured with `bao bench net --precision bf16 --backends torch,native` (one
-/// thread), the Rust pass was the faster up to 256 positions for the 2x24, the 4x48 (2.9e9
-/// FLOPs) and 6x64 (7.4e9, by 5%), and libtorch from between 8 and 64 positions of the
-/// 12x128 (1.8e9 and 1.5e10 FLOPs). The int8 pass takes the same bound: it judges at least
-/// as fast as the bf16 pass (docs/measurements.md), and an int8 request's libtorch calls run
-/// in f32, slower than libtorch's bf16, so the crossover is no lower.
+/// [`AUTO_NATIVE_MAX_FLOPS`] for the Rust pass in bf16 or int8 where its instruction is fast
+/// (see [`auto_native_max_flops`]). The Rust bf16 pass runs at 76-87% of its instruction's
+/// peak at every batch size while libtorch's bf16 (oneDNN, with AMX here) needs large
+/// batches: measured with `bao bench net --precision bf16 --backends torch,native` (one
+/// thread, 2026-12-07, `VDPBF16PS` at twice the f32 FMA's rate), the Rust pass was the faster
+/// up to 256 positions for the 2x24, the 4x48 (2.9e9 FLOPs) and 6x64 (7.4e9, by 5%), and
+/// libtorch from between 8 and 64 positions of the 12x128 (1.8e9 and 1.5e10 FLOPs). The int8
+/// pass takes the same bound: it judges at least as fast as the bf16 pass
+/// (docs/measurements.md), and an int8 request's libtorch calls run in f32, slower than
+/// libtorch's bf16, so the crossover is no lower.
 pub const AUTO_NATIVE_MAX_FLOPS_BF16: f64 = 3e9;
+
+/// How much faster than the f32 FMA the bf16 dot-product instruction must run (in FLOPs, on
+/// registers) for [`Backend::Auto`] to give the Rust bf16 pass [`AUTO_NATIVE_MAX_FLOPS_BF16`].
+pub const AUTO_BF16_MIN_SPEEDUP: f64 = 1.5;
+
+/// The most work a call of a `precision` request gives the Rust pass under [`Backend::Auto`],
+/// on a core whose instruction peaks are `f32_peak` (FMA) and `bf16_peak` (`VDPBF16PS`), in
+/// GFLOP/s (`None`: not measured, no AVX-512).
+///
+/// Why the bf16 bound depends on the core: the Rust bf16 pass is fast where `VDPBF16PS`
+/// issues at twice the FMA's FLOP rate, and that is not every AVX-512 BF16 core. On the
+/// machine of 2026-12-08 it ran at half the FMA's (121 against 243 GFLOP/s, where the
+/// 2026-12-07 machine measured 236 against 118): the 4x48 with move and threat features
+/// judged 8,529 positions a second in the Rust bf16 pass at 128 a call against libtorch
+/// bf16's 20,700 (oneDNN with AMX), so the 3e9 bound made self-play about 1.7 times dearer
+/// a position. Such a core gets the f32 bound, near which libtorch overtakes there too.
+pub fn auto_native_max_flops(
+    precision: Precision,
+    f32_peak: Option<f64>,
+    bf16_peak: Option<f64>,
+) -> f64 {
+    match precision {
+        Precision::F32 => AUTO_NATIVE_MAX_FLOPS,
+        Precision::Int8 => AUTO_NATIVE_MAX_FLOPS_BF16,
+        Precision::Bf16 => match (f32_peak, bf16_peak) {
+            (Some(f), Some(b)) if b < AUTO_BF16_MIN_SPEEDUP * f => AUTO_NATIVE_MAX_FLOPS,
+            _ => AUTO_NATIVE_MAX_FLOPS_BF16,
+        },
+    }
+}
+
+/// [`auto_native_max_flops`] on this core, its instruction peaks measured once a process
+/// (about 10 ms).
+fn auto_native_max_flops_here(precision: Precision) -> f64 {
+    static PEAKS: std::sync::OnceLock<(Option<f64>, Option<f64>)> = std::sync::OnceLock::new();
+    if precision != Precision::Bf16 {
+        return auto_native_max_flops(precision, None, None);
+    }
+    let (f, b) = *PEAKS.get_or_init(|| {
+        (
+            super::native::instruction_peak_gflops(Precision::F32, 0.005),
+            super::native::instruction_peak_gflops(Precision::Bf16, 0.005),
+        )
+    });
+    auto_native_max_flops(precision, f, b)
+}
 
 impl std::str::FromStr for Backend {
     type Err = String;
@@ -123,10 +172,7 @@ impl NetEvaluator {
                 .filter(|n| n.precision() == self.precision)
             {
                 let flops = super::flops_per_position(net.config());
-                let max = match native.precision() {
-                    Precision::Bf16 | Precision::Int8 => AUTO_NATIVE_MAX_FLOPS_BF16,
-                    Precision::F32 => AUTO_NATIVE_MAX_FLOPS,
-                };
+                let max = auto_native_max_flops_here(native.precision());
                 self.native_max_batch = ((max / flops) as usize).max(1);
                 self.native = Some(native.clone());
                 return;

@@ -133,6 +133,22 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             instruction_peaks.push((p, g));
         }
     }
+    if args.precision.contains(&Precision::Bf16) {
+        // What `Backend::Auto` makes of these peaks (it measures them once a process).
+        let peak_of = |p: Precision| {
+            instruction_peaks
+                .iter()
+                .find(|(q, _)| *q == p)
+                .map(|&(_, g)| g)
+                .or_else(|| neuralnet::native::instruction_peak_gflops(p, args.seconds))
+        };
+        let bound = neuralnet::auto_native_max_flops(
+            Precision::Bf16,
+            peak_of(Precision::F32),
+            peak_of(Precision::Bf16),
+        );
+        println!("auto backend: the Rust bf16 pass takes calls of up to {bound:.0e} FLOPs here");
+    }
     println!(
         "(% peak: a Rust pass against its precision's instruction peak, libtorch against the \
          matmul peak)\n"
