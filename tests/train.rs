@@ -778,7 +778,7 @@ fn a_runs_cost_is_read_by_stage_and_by_stretch_of_equal_search() {
     let set = vec!["train.sims_schedule=[[2, 12, 4]]".to_string()];
     assert_eq!(train_with(&cfg, &set, &run, None).unwrap().len(), 2);
 
-    let cost = run_cost(&run).unwrap();
+    let cost = run_cost(&run, &[]).unwrap();
     let metrics = read_metrics(&run).unwrap();
     assert_eq!(cost.generations, 2);
     assert_eq!(cost.total_cpu_secs, committed_cpu_secs(&run).unwrap());
@@ -808,11 +808,32 @@ fn a_runs_cost_is_read_by_stage_and_by_stretch_of_equal_search() {
     );
     assert_eq!((cost.students, cost.gauntlet_points), (0, 0));
 
+    // A split where the search is already the same starts a stretch of its own too.
+    let set = vec!["train.generations=3".to_string(), set[0].clone()];
+    assert_eq!(train_with(&cfg, &set, &run, None).unwrap().len(), 3);
+    let split: Vec<(u32, u32)> = run_cost(&run, &[3])
+        .unwrap()
+        .stretches
+        .iter()
+        .map(|s| (s.first, s.last))
+        .collect();
+    assert_eq!(split, vec![(1, 1), (2, 2), (3, 3)]);
+    let joined: Vec<(u32, u32)> = run_cost(&run, &[])
+        .unwrap()
+        .stretches
+        .iter()
+        .map(|s| (s.first, s.last))
+        .collect();
+    assert_eq!(joined, vec![(1, 1), (2, 3)]);
+
     let dir = run.to_str().unwrap();
+    let (ok, out, err) = common::run_bao(&["run", "cost", "--split", "3", dir]);
+    assert!(ok, "{err}");
+    assert!(out.contains("generations    3-3"), "{out}");
     let (ok, out, err) = common::run_bao(&["run", "cost", dir]);
     assert!(ok, "{err}");
     assert!(
-        out.starts_with("2 generations") && out.contains("12/4"),
+        out.starts_with("3 generations") && out.contains("12/4"),
         "{out}"
     );
     let (ok, out, err) = common::run_bao(&["run", "cost", "--json", dir]);

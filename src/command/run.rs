@@ -29,13 +29,17 @@ pub enum RunCommand {
     },
     /// Where a local run's CPU time went: self-play, training steps, `[eval]` checks,
     /// distillation, gauntlet matches; self-play positions a CPU second in each stretch of
-    /// generations with the same self-play simulations.
+    /// generations with the same self-play simulations (`--split` breaks stretches further).
     Cost {
         /// The run directory (`bao train --run`).
         run: PathBuf,
         /// Print the figures as JSON.
         #[arg(long)]
         json: bool,
+        /// Also start a stretch at each of these generations (comma-separated), e.g. where a
+        /// new binary or machine took over, to compare self-play's rate before and after.
+        #[arg(long, value_delimiter = ',', value_name = "GENERATIONS")]
+        split: Vec<u32>,
     },
     /// Copies a local run's record (config, state, metrics, curves, gauntlet points, every
     /// student) and its newest checkpoint with optimizer state into DEST, without the
@@ -52,8 +56,8 @@ pub enum RunCommand {
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     match args.command {
-        RunCommand::Cost { run, json } => {
-            let cost = run_cost(&run)?;
+        RunCommand::Cost { run, json, split } => {
+            let cost = run_cost(&run, &split)?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&cost)?);
             } else {

@@ -14,7 +14,8 @@ use crate::training::history::read_metrics;
 use crate::training::schedule::Schedule;
 use crate::training::train::{committed_cpu_secs, finished_students, run_config};
 
-/// Generations in a row whose self-play searched with the same simulations.
+/// Generations in a row whose self-play searched with the same simulations (and no split of
+/// [`run_cost`] between them).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Stretch {
     pub first: u32,
@@ -54,10 +55,12 @@ pub struct RunCost {
     pub stretches: Vec<Stretch>,
 }
 
-/// Reads the cost of the local run in `run`. Self-play's CPU time is booked to the generation
+/// Reads the cost of the local run in `run`, a stretch also starting at each generation of
+/// `splits` (to compare the self-play rate before and after a change that the config does not
+/// record, such as a new binary or machine). Self-play's CPU time is booked to the generation
 /// whose line records it; with `pipeline = true` that is the self-play of the next generation,
 /// played beside this one's training, so a stretch's rate is off by one generation at its ends.
-pub fn run_cost(run: &Path) -> anyhow::Result<RunCost> {
+pub fn run_cost(run: &Path, splits: &[u32]) -> anyhow::Result<RunCost> {
     let config = run_config(run)?;
     let schedule = Schedule::new(&config);
     let metrics = read_metrics(run)?;
@@ -89,7 +92,10 @@ pub fn run_cost(run: &Path) -> anyhow::Result<RunCost> {
         cost.eval_cpu_secs += m.eval_cpu_secs;
         let (sims, cheap_sims) = schedule.selfplay_sims(m.generation);
         match cost.stretches.last_mut() {
-            Some(s) if (s.sims, s.cheap_sims) == (sims, cheap_sims) => {
+            Some(s)
+                if (s.sims, s.cheap_sims) == (sims, cheap_sims)
+                    && !splits.contains(&m.generation) =>
+            {
                 s.last = m.generation;
                 s.positions += m.selfplay_positions;
                 s.selfplay_cpu_secs += m.selfplay_cpu_secs;
