@@ -80,7 +80,8 @@ pub fn auto_native_max_flops(
 }
 
 /// [`auto_native_max_flops`] on this core, its instruction peaks measured once a process
-/// (about 10 ms).
+/// (20 ms each: the best of many bursts, so that a burst preempted by other work does not
+/// tip the ratio).
 fn auto_native_max_flops_here(precision: Precision) -> f64 {
     static PEAKS: std::sync::OnceLock<(Option<f64>, Option<f64>)> = std::sync::OnceLock::new();
     if precision != Precision::Bf16 {
@@ -88,8 +89,8 @@ fn auto_native_max_flops_here(precision: Precision) -> f64 {
     }
     let (f, b) = *PEAKS.get_or_init(|| {
         (
-            super::native::instruction_peak_gflops(Precision::F32, 0.005),
-            super::native::instruction_peak_gflops(Precision::Bf16, 0.005),
+            super::native::instruction_peak_gflops(Precision::F32, 0.02),
+            super::native::instruction_peak_gflops(Precision::Bf16, 0.02),
         )
     });
     auto_native_max_flops(precision, f, b)
