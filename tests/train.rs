@@ -811,20 +811,12 @@ fn a_runs_cost_is_read_by_stage_and_by_stretch_of_equal_search() {
     // A split where the search is already the same starts a stretch of its own too.
     let set = vec!["train.generations=3".to_string(), set[0].clone()];
     assert_eq!(train_with(&cfg, &set, &run, None).unwrap().len(), 3);
-    let split: Vec<(u32, u32)> = run_cost(&run, &[3])
-        .unwrap()
-        .stretches
-        .iter()
-        .map(|s| (s.first, s.last))
-        .collect();
-    assert_eq!(split, vec![(1, 1), (2, 2), (3, 3)]);
-    let joined: Vec<(u32, u32)> = run_cost(&run, &[])
-        .unwrap()
-        .stretches
-        .iter()
-        .map(|s| (s.first, s.last))
-        .collect();
-    assert_eq!(joined, vec![(1, 1), (2, 3)]);
+    let spans = |splits: &[u32]| -> Vec<(u32, u32)> {
+        let cost = run_cost(&run, splits).unwrap();
+        cost.stretches.iter().map(|s| (s.first, s.last)).collect()
+    };
+    assert_eq!(spans(&[3]), vec![(1, 1), (2, 2), (3, 3)]);
+    assert_eq!(spans(&[]), vec![(1, 1), (2, 3)]);
 
     let dir = run.to_str().unwrap();
     let (ok, out, err) = common::run_bao(&["run", "cost", "--split", "3", dir]);

@@ -81,8 +81,8 @@ pub fn auto_native_max_flops(
 
 /// [`auto_native_max_flops`] on this core, its instruction peaks measured once a process
 /// (20 ms each: the best of many bursts, so that a burst preempted by other work does not
-/// tip the ratio).
-fn auto_native_max_flops_here(precision: Precision) -> f64 {
+/// tip the ratio): the bound [`Backend::Auto`] uses in this process.
+pub fn auto_native_max_flops_here(precision: Precision) -> f64 {
     static PEAKS: std::sync::OnceLock<(Option<f64>, Option<f64>)> = std::sync::OnceLock::new();
     if precision != Precision::Bf16 {
         return auto_native_max_flops(precision, None, None);

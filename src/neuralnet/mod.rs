@@ -27,7 +27,9 @@ use std::str::FromStr;
 
 pub use checkpoint::{CheckpointMeta, Lineage};
 pub use config::{NetConfig, PRESETS};
-pub use evaluator::{auto_native_max_flops, Backend, CachedEvaluator, NetEvaluator};
+pub use evaluator::{
+    auto_native_max_flops, auto_native_max_flops_here, Backend, CachedEvaluator, NetEvaluator,
+};
 pub use export::export_torchscript;
 pub use learner::{AuxTargets, Learner, Losses, OptimizerConfig, OptimizerKind};
 pub use model::flops_per_position;

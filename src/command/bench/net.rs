@@ -134,19 +134,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     if args.precision.contains(&Precision::Bf16) {
-        // What `Backend::Auto` makes of these peaks (it measures them once a process).
-        let peak_of = |p: Precision| {
-            instruction_peaks
-                .iter()
-                .find(|(q, _)| *q == p)
-                .map(|&(_, g)| g)
-                .or_else(|| neuralnet::native::instruction_peak_gflops(p, args.seconds))
-        };
-        let bound = neuralnet::auto_native_max_flops(
-            Precision::Bf16,
-            peak_of(Precision::F32),
-            peak_of(Precision::Bf16),
-        );
+        // The bound `Backend::Auto` chose in this process from its own measure of the peaks.
+        let bound = neuralnet::auto_native_max_flops_here(Precision::Bf16);
         println!("auto backend: the Rust bf16 pass takes calls of up to {bound:.0e} FLOPs here");
     }
     println!(
